@@ -1,0 +1,24 @@
+"""The course's grading helpers, imported by every test cell.
+
+    from autograder import check_tensor, check_value, pitfall_if, seed_everything
+"""
+from .checks import GradingError, check_tensor, check_value, format_shape
+from .device import describe_device, grading_device
+from .misconceptions import CATALOGUE, PitfallError, pitfall_if
+from .quiz import check_answer, check_choice
+from .seeding import seed_everything
+
+
+def start_grading(seed: int = 0):
+    """Seed everything, print the grading device (it appears in feedback) and return it."""
+    seed_everything(seed)
+    device = grading_device()
+    print(f"Graded on: {describe_device(device)}")
+    return device
+
+
+__all__ = [
+    "CATALOGUE", "GradingError", "PitfallError", "check_answer", "check_choice", "check_tensor",
+    "check_value", "describe_device", "format_shape", "grading_device", "pitfall_if",
+    "seed_everything", "start_grading",
+]

@@ -1,0 +1,151 @@
+"""Student-facing checks. Each raises GradingError with a message that names the property
+that is wrong (type, shape, dtype, device, requires_grad/graph, then values) and shows
+expected against got for properties, but never the expected values themselves."""
+import math
+import numbers
+
+import torch
+
+
+class GradingError(AssertionError):
+    """A failed check, worded for the student who will read it in their feedback."""
+
+
+def format_shape(shape) -> str:
+    """(3, 4) for a 2-D shape, (3,) for 1-D, () for a scalar: the course's notation."""
+    dims = tuple(int(d) for d in shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _type_name(value) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _not_called_hint(value) -> str:
+    # `t.size` instead of `t.size()` hands back a bound method: say so, it is a classic.
+    return " It is a function or method: did you forget to call it with ()?" if callable(value) else ""
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    # cuda and cuda:0 are the same place.
+    return a.type == b.type and (a.index or 0) == (b.index or 0)
+
+
+def default_tolerances(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol) by dtype, as torch.testing uses them; exact for integers and bool."""
+    if dtype in (torch.float16,):
+        return 1e-3, 1e-5
+    if dtype in (torch.bfloat16,):
+        return 1.6e-2, 1e-5
+    if dtype in (torch.float32, torch.complex64):
+        return 1.3e-6, 1e-5
+    if dtype in (torch.float64, torch.complex128):
+        return 1e-7, 1e-7
+    return 0.0, 0.0
+
+
+def check_tensor(got, expected: torch.Tensor, *, name: str = "your result",
+                 rtol: float | None = None, atol: float | None = None,
+                 check_values: bool = True) -> None:
+    """Compare a student's tensor with the expected one, property by property, in the
+    course's order: type, shape, dtype, device, requires_grad/graph, then values.
+    Values are skipped on the meta device, which has none."""
+    if not isinstance(got, torch.Tensor):
+        raise GradingError(f"{name}: wrong type. Expected a torch.Tensor, got {_type_name(got)}."
+                           + _not_called_hint(got))
+    if tuple(got.shape) != tuple(expected.shape):
+        raise GradingError(f"{name}: wrong shape. Expected {format_shape(expected.shape)}, "
+                           f"got {format_shape(got.shape)}.")
+    if got.dtype != expected.dtype:
+        raise GradingError(f"{name}: wrong dtype. Expected {expected.dtype}, got {got.dtype}.")
+    if not _same_device(got.device, expected.device):
+        raise GradingError(f"{name}: wrong device. Expected {expected.device}, got {got.device}.")
+    _check_graph(got, expected, name)
+    if check_values and "meta" not in (got.device.type, expected.device.type):
+        _check_values(got, expected, name, rtol, atol)
+
+
+def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
+    if got.requires_grad != expected.requires_grad:
+        if got.requires_grad:
+            why = (f" It is still attached to an autograd graph (grad_fn={type(got.grad_fn).__name__})."
+                   if got.grad_fn is not None else "")
+        else:
+            why = " It is not connected to the autograd graph."
+        raise GradingError(f"{name}: wrong requires_grad. Expected {expected.requires_grad}, "
+                           f"got {got.requires_grad}.{why}")
+    if expected.requires_grad and got.is_leaf != expected.is_leaf:
+        def kind(t):
+            return "a leaf" if t.is_leaf else f"a non-leaf (made by {type(t.grad_fn).__name__})"
+        raise GradingError(f"{name}: wrong place in the graph. Expected {kind(expected)}, "
+                           f"got {kind(got)}.")
+
+
+def _check_values(got, expected, name, rtol, atol) -> None:
+    default_rtol, default_atol = default_tolerances(expected.dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    mine = got.detach().cpu()
+    want = expected.detach().cpu()
+    if want.dtype.is_floating_point or want.dtype.is_complex:
+        close = torch.isclose(mine, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        close = mine == want
+    wrong = (~close).nonzero()
+    if len(wrong) == 0:
+        return
+    first = tuple(int(i) for i in wrong[0])
+    where = f"index {first}" if first else "the only element"
+    tolerance = f" (tolerance rtol={rtol:g}, atol={atol:g})" if (rtol or atol) else ""
+    raise GradingError(
+        f"{name}: wrong values. {len(wrong)} of {want.numel()} elements differ from the "
+        f"expected ones{tolerance}; the first is at {where}, where you have {mine[first].item()!r}.")
+
+
+def check_value(got, expected, *, name: str = "your answer", reveal: bool = False,
+                rel_tol: float = 0.0, abs_tol: float = 0.0) -> None:
+    """Compare a plain Python value (int, float, bool, str, tuple, torch.dtype,
+    torch.device) with the expected one. The type must match first, so a tensor, or an
+    object that claims to equal everything, cannot pass for a number. With reveal=False
+    the message shows what the student gave, not the expected value."""
+    if isinstance(expected, bool):
+        allowed = isinstance(got, bool)
+        want_type = "a bool (True or False)"
+    elif isinstance(expected, numbers.Integral):
+        allowed = isinstance(got, numbers.Integral) and not isinstance(got, (bool, torch.Tensor))
+        want_type = "a plain Python int"
+    elif isinstance(expected, numbers.Real):
+        allowed = isinstance(got, numbers.Real) and not isinstance(got, (bool, torch.Tensor))
+        want_type = "a plain Python float"
+    elif isinstance(expected, tuple):
+        allowed = isinstance(got, tuple)
+        want_type = "a tuple"
+    else:
+        allowed = type(got) is type(expected)
+        want_type = f"a {_type_name(expected)}"
+    if not allowed:
+        hint = " A tensor holding one number becomes a Python number with .item()." \
+            if isinstance(got, torch.Tensor) and isinstance(expected, numbers.Number) else ""
+        raise GradingError(f"{name}: wrong type. Expected {want_type}, got {_type_name(got)}."
+                           + hint + _not_called_hint(got))
+    if isinstance(expected, numbers.Real) and not isinstance(expected, numbers.Integral):
+        got = float(got)  # also turns a NumPy scalar into a plain float
+        same = math.isclose(got, expected, rel_tol=rel_tol, abs_tol=abs_tol) or (
+            math.isnan(got) and math.isnan(expected))
+    elif isinstance(expected, tuple):
+        got = tuple(got)
+        same = len(got) == len(expected) and all(
+            type(g) is type(e) or (isinstance(g, numbers.Integral) and isinstance(e, numbers.Integral)
+                                   and not isinstance(g, bool))
+            for g, e in zip(got, expected)) and got == expected
+    elif isinstance(expected, numbers.Integral) and not isinstance(expected, bool):
+        got = int(got)
+        same = got == expected
+    elif isinstance(expected, torch.device):
+        same = _same_device(got, expected)
+    else:
+        same = got == expected
+    if same is not True:
+        shown = f"Expected {expected!r}, got {got!r}." if reveal else f"You gave {got!r}."
+        raise GradingError(f"{name}: wrong value. {shown}")

@@ -1,0 +1,10 @@
+"""Imported once by every grading kernel (see nbgrader_config.py, Execute.extra_arguments).
+
+nbgrader scores a test cell zero if anything appears on stderr, so a correct answer that
+happens to trigger a PyTorch warning would lose its points. Sending stderr to stdout keeps
+the warning visible in feedback without costing anything; only exceptions fail a cell.
+The Validate button runs the same kernels, so it agrees with the autograder.
+"""
+import sys
+
+sys.stderr = sys.stdout

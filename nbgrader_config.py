@@ -1,0 +1,40 @@
+"""The course's nbgrader configuration: the one place for course id, paths, exchange,
+timeouts and how output affects a score. nbgrader reads it from the folder it runs in
+(the repository root, or a temporary course in the tests, which copy this file)."""
+import os
+
+here = os.path.dirname(os.path.abspath(__file__))
+runtime = os.path.join(here, "runtime")  # git-ignored; nothing here is ever committed
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+c.CourseDirectory.course_id = "pytorch-fundamentals"
+c.CourseDirectory.root = here
+
+# Authored and released notebooks are committed: source/ID/*.ipynb -> release/ID/*.ipynb.
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+
+# nbgrader's working folders all live under runtime/, so none of them can be mistaken
+# for the autograder/ package and one .gitignore line keeps them out of git.
+c.CourseDirectory.submitted_directory = "runtime/submitted"
+c.CourseDirectory.autograded_directory = "runtime/autograded"
+c.CourseDirectory.feedback_directory = "runtime/feedback"
+c.CourseDirectory.solution_directory = "runtime/solution"
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(runtime, "gradebook.db")
+c.Exchange.root = os.path.join(runtime, "exchange")  # nbgrader's default does not exist
+c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
+
+# A test cell that runs longer than this is stopped and scores zero.
+c.Execute.timeout = 120
+
+# stderr never costs points: grading kernels (autograde and the Validate button alike)
+# print stderr, PyTorch warnings included, on stdout. Only a raised exception fails a cell.
+c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import autograder.grading_kernel"]
+
+# Feedback shows what failed and why, never the hidden tests' code.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "autograder.feedback.HideHiddenTests",
+]

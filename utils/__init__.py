@@ -1,0 +1,1 @@
+"""Helpers the lessons import: widgets and small display helpers."""
