@@ -5,6 +5,7 @@ import os
 
 here = os.path.dirname(os.path.abspath(__file__))
 runtime = os.path.join(here, "runtime")  # git-ignored; nothing here is ever committed
+os.makedirs(runtime, exist_ok=True)  # sqlite will not create the gradebook's folder
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 

@@ -2,7 +2,7 @@
 
     from autograder import check_tensor, check_value, pitfall_if, seed_everything
 """
-from .checks import GradingError, check_tensor, check_value, format_shape
+from .checks import GradingError, check_keys, check_tensor, check_value, format_shape
 from .device import describe_device, grading_device
 from .misconceptions import CATALOGUE, PitfallError, pitfall_if
 from .quiz import check_answer, check_choice
@@ -18,7 +18,7 @@ def start_grading(seed: int = 0):
 
 
 __all__ = [
-    "CATALOGUE", "GradingError", "PitfallError", "check_answer", "check_choice", "check_tensor",
+    "CATALOGUE", "GradingError", "PitfallError", "check_answer", "check_choice", "check_keys", "check_tensor",
     "check_value", "describe_device", "format_shape", "grading_device", "pitfall_if",
     "seed_everything", "start_grading",
 ]

@@ -103,6 +103,17 @@ def _check_values(got, expected, name, rtol, atol) -> None:
         f"expected ones{tolerance}; the first is at {where}, where you have {mine[first].item()!r}.")
 
 
+def check_keys(got, keys, *, name: str = "your result") -> None:
+    """`got` is a dict holding at least `keys` (the names the task asked for)."""
+    if not isinstance(got, dict):
+        raise GradingError(f"{name}: wrong type. Expected a dict, got {_type_name(got)}."
+                           + _not_called_hint(got))
+    missing = [k for k in keys if k not in got]
+    if missing:
+        raise GradingError(f"{name}: the dict has no key {', '.join(map(repr, missing))}. "
+                           f"Expected keys: {', '.join(map(repr, keys))}.")
+
+
 def check_value(got, expected, *, name: str = "your answer", reveal: bool = False,
                 rel_tol: float = 0.0, abs_tol: float = 0.0) -> None:
     """Compare a plain Python value (int, float, bool, str, tuple, torch.dtype,

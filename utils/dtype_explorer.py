@@ -1,0 +1,179 @@
+"""Explore what a dtype does to one number and to a tensor's memory.
+
+Two layers, so the facts can be tested without a browser:
+
+    dtype_report(2049.0, torch.float16)    # pure: what float16 keeps of 2049.0, and its cost
+    compare_dtypes(2049.0, count=1000)     # pure: one report per dtype, for a table
+    table_html(2049.0, torch.float16)      # pure: that table as HTML
+    DtypeExplorer()                        # ipywidgets wiring around table_html
+
+Every number comes from PyTorch itself (a round trip through a real tensor, torch.finfo,
+torch.iinfo, dtype.itemsize), so the widget cannot disagree with the library it explains."""
+import html
+import math
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import torch
+
+# The dtypes a beginner meets, widest float first, then the integers.
+DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16,
+          torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
+@dataclass(frozen=True)
+class DtypeReport:
+    """What storing one Python number in one dtype gives back, and what the dtype costs."""
+    dtype: torch.dtype
+    name: str                  # "float16"
+    value: float               # the number asked for
+    stored: float | int | None  # what torch.tensor(value, dtype=dtype).item() gives; None if torch refuses
+    error: float | None        # stored - value (None if refused)
+    exact: bool                # stored == value
+    note: str                  # one sentence: exact, rounded, truncated, overflowed...
+    bits: int                  # bits per element
+    bytes_per_element: int     # dtype.itemsize == tensor.element_size()
+    count: int                 # how many elements
+    total_bytes: int           # count * bytes_per_element == tensor.nbytes
+    is_floating: bool
+    min: float | int           # most negative finite value
+    max: float | int           # largest finite value
+    eps: float | None          # floats: gap between 1.0 and the next number up
+    spacing: float | None      # gap between adjacent representable numbers at `stored`
+    smallest_normal: float | None  # floats: below this, precision drops (subnormals), then 0
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _spacing(stored: float, finfo: torch.finfo) -> float | None:
+    # A float holds a fixed number of mantissa bits, so the gap between neighbours is
+    # eps times the power of two just below |stored| (and constant below smallest_normal).
+    # Same answer as torch.nextafter, which is not implemented for every float dtype.
+    if math.isinf(stored) or math.isnan(stored):
+        return None
+    _, exponent = math.frexp(max(abs(stored), finfo.smallest_normal))  # x = m * 2**e, 0.5 <= m < 1
+    return finfo.eps * 2.0 ** (exponent - 1)
+
+
+def _float_note(value, stored, finfo, name) -> str:
+    if stored == value:
+        return f"exact: {name} holds this number"
+    if math.isinf(stored) and not math.isinf(value):
+        return f"overflow: beyond the largest finite {name} ({finfo.max!r}), so it became inf"
+    if stored == 0:
+        return f"underflow: too close to zero for {name}, so it became 0"
+    if abs(stored) < finfo.smallest_normal:
+        return f"rounded, and subnormal: below {finfo.smallest_normal!r}, {name} keeps fewer digits"
+    return f"rounded to the nearest {name}"
+
+
+def _int_note(value, stored, name) -> str:
+    if stored == value:
+        return f"exact: {name} holds this number"
+    if stored == math.trunc(value):
+        return "fraction dropped: integer dtypes truncate toward zero"
+    return f"out of range: torch gave {stored}"
+
+
+def dtype_report(value: float, dtype: torch.dtype, count: int = 1) -> DtypeReport:
+    """Store `value` in a tensor of `dtype`, read it back, and describe the dtype."""
+    if dtype.is_complex or dtype == torch.bool:
+        raise ValueError(f"dtype_report handles real float and integer dtypes, not {dtype}")
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    name = dtype_name(dtype)
+    # The round trip is the definition of "what this dtype keeps": nothing here guesses.
+    try:
+        stored = torch.tensor(value, dtype=dtype).item()
+    except RuntimeError as exc:  # e.g. 300.0 into int8: "value cannot be converted ... without overflow"
+        stored, refused = None, str(exc)
+    common = dict(dtype=dtype, name=name, value=value, stored=stored,
+                  error=None if stored is None else stored - value,
+                  exact=stored is not None and stored == value,
+                  bits=dtype.itemsize * 8, bytes_per_element=dtype.itemsize,
+                  count=count, total_bytes=count * dtype.itemsize)
+    if dtype.is_floating_point:
+        fi = torch.finfo(dtype)
+        return DtypeReport(**common, is_floating=True, min=fi.min, max=fi.max, eps=fi.eps,
+                           spacing=_spacing(stored, fi), smallest_normal=fi.smallest_normal,
+                           note=_float_note(value, stored, fi, name))
+    ii = torch.iinfo(dtype)
+    note = (f"torch.tensor refuses: {refused}; arithmetic that leaves the range wraps around"
+            if stored is None else _int_note(value, stored, name))
+    return DtypeReport(**common, is_floating=False, min=ii.min, max=ii.max, eps=None,
+                       spacing=1, smallest_normal=None, note=note)
+
+
+def compare_dtypes(value: float, dtypes=DTYPES, count: int = 1) -> list[DtypeReport]:
+    """One report per dtype: the rows of the explorer's table."""
+    return [dtype_report(value, d, count) for d in dtypes]
+
+
+# ---- HTML: a plain table with data- hooks, so a browser test can find each cell ----
+
+def _fmt(x) -> str:
+    # repr of a float is the shortest text that reads back as the same float: exact, not rounded.
+    if x is None:
+        return "\u2013"
+    return f"{x:,}" if isinstance(x, int) else repr(x)
+
+
+COLUMNS = ("dtype", "bits", "bytes / element", "total bytes", "stored", "error",
+           "spacing here", "eps", "largest", "note")
+
+
+def _row_html(r: DtypeReport, selected: bool) -> str:
+    cells = (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes), _fmt(r.stored),
+             _fmt(r.error), _fmt(r.spacing), _fmt(r.eps), _fmt(r.max), r.note)
+    style = ' style="background:#fff3c4;font-weight:bold"' if selected else ""
+    tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+    return (f'<tr data-dtype="{r.name}" data-stored="{html.escape(repr(r.stored))}" '
+            f'data-exact="{str(r.exact).lower()}" data-total-bytes="{r.total_bytes}" '
+            f'data-selected="{str(selected).lower()}"{style}>{tds}</tr>')
+
+
+def table_html(value: float, selected: torch.dtype | None = None, count: int = 1,
+               dtypes=DTYPES) -> str:
+    """The comparison table as HTML: a sentence about the chosen dtype, then one row per dtype."""
+    rows = compare_dtypes(value, dtypes, count)
+    chosen = next((r for r in rows if r.dtype == selected), None)
+    summary = ""
+    if chosen is not None:
+        stored = "refused by torch.tensor" if chosen.stored is None else repr(chosen.stored)
+        summary = (f'<p class="dtype-explorer-summary">{html.escape(repr(value))} stored as '
+                   f'<b>{chosen.name}</b> comes back as <b>{html.escape(stored)}</b> '
+                   f'({html.escape(chosen.note)}). {count:,} elements &times; '
+                   f'{chosen.bytes_per_element} bytes = <b>{chosen.total_bytes:,} bytes</b>.</p>')
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    body = "".join(_row_html(r, r.dtype == selected) for r in rows)
+    sel = dtype_name(selected) if selected is not None else ""
+    return (f'{summary}<table class="dtype-explorer" data-dtype="{sel}" '
+            f'data-value="{html.escape(repr(value))}" data-count="{count}">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+# ---- the widget: three inputs, one HTML output, recomputed on every change ----
+
+class DtypeExplorer(widgets.VBox):
+    """Type a number, pick a dtype and an element count; the table shows what is kept and what it costs."""
+
+    def __init__(self, value: float = 2049.0, dtype: torch.dtype = torch.float16,
+                 count: int = 1000, dtypes=DTYPES):
+        self.dtypes = tuple(dtypes)
+        self.value_box = widgets.FloatText(value=value, description="value")
+        self.dtype_picker = widgets.Dropdown(
+            options=[(dtype_name(d), d) for d in self.dtypes], value=dtype, description="dtype")
+        self.count_box = widgets.BoundedIntText(value=count, min=0, max=10**12,
+                                                description="elements")
+        self.table = widgets.HTML()
+        super().__init__([widgets.HBox([self.value_box, self.dtype_picker, self.count_box]),
+                          self.table])
+        for w in (self.value_box, self.dtype_picker, self.count_box):
+            w.observe(self.refresh, names="value")
+        self.refresh()
+
+    def refresh(self, change=None):
+        self.table.value = table_html(self.value_box.value, self.dtype_picker.value,
+                                      self.count_box.value, self.dtypes)
