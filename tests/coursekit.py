@@ -1,0 +1,93 @@
+"""What the tests need to drive the real course: notebooks on disk, nbgrader commands on a
+course directory, and student submissions built by script from the sources."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())
+SOURCE_NOTEBOOKS = sorted((ROOT / "source").glob("*/*.ipynb"))
+RELEASE_NOTEBOOKS = sorted((ROOT / "release").glob("*/*.ipynb"))
+LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ALL_NOTEBOOKS = LESSONS + SOURCE_NOTEBOOKS + RELEASE_NOTEBOOKS
+
+SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+
+
+def read_notebook(path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def source_text(cell) -> str:
+    src = cell["source"]
+    return src if isinstance(src, str) else "".join(src)
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_cells(nb) -> list[dict]:
+    return [c for c in nb["cells"] if nbgrader_meta(c).get("grade")]
+
+
+def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
+    """Run a real nbgrader command in `course_root`; fail with its output if it fails."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_root, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} exited {done.returncode}:\n"
+                             f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
+
+
+def make_course(root: Path) -> Path:
+    """A fresh course directory with the repository's config and sources, every
+    assignment generated (which also records it in that course's gradebook)."""
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    shutil.copytree(ROOT / "source", root / "source")
+    for assignment in ASSIGNMENTS:
+        nbgrader(root, "generate_assignment", assignment, "--force")
+    return root
+
+
+def solution_code(source_cell) -> str:
+    """What a student who wrote the reference answer would have in the cell."""
+    return SOLUTION_MARKERS.sub("", source_text(source_cell))
+
+
+def build_submission(source_nb: dict, release_nb: dict, answers: dict[str, str] | None,
+                     extra_cells: dict[str, str] | None = None) -> dict:
+    """A student's notebook: the release, with each answer cell holding `answers[grade_id]`
+    or else the reference solution. answers=None leaves the release untouched.
+    extra_cells inserts a plain code cell of the given code after the named cell."""
+    nb = json.loads(json.dumps(release_nb))
+    if answers is None:
+        return nb
+    solutions = {nbgrader_meta(c)["grade_id"]: solution_code(c)
+                 for c in source_nb["cells"] if nbgrader_meta(c).get("solution")}
+    unknown = set(answers) - set(solutions)
+    assert not unknown, f"scenario names answer cells that do not exist: {unknown}"
+    cells = []
+    for cell in nb["cells"]:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if gid in solutions:
+            cell["source"] = answers.get(gid, solutions[gid])
+        cells.append(cell)
+        if extra_cells and gid in extra_cells:
+            cells.append({"cell_type": "code", "execution_count": None, "id": f"extra-{gid}",
+                          "metadata": {}, "outputs": [], "source": extra_cells[gid]})
+    nb["cells"] = cells
+    return nb
+
+
+def write_notebook(nb: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return path
