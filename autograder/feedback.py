@@ -4,6 +4,7 @@ preprocessor (configured in nbgrader_config.py for generate_feedback) removes bo
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 HIDDEN_BLOCK = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S)
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown)\n"
@@ -21,6 +22,9 @@ def _is_test_cell(cell) -> bool:
 
 class HideHiddenTests(Preprocessor):
     """Strip hidden-test code from test cells and reduce their errors to the message."""
+
+    # nbconvert registers configured preprocessors disabled; this one must always run.
+    enabled = Bool(True)
 
     def preprocess_cell(self, cell, resources, index):
         if _is_test_cell(cell):

@@ -12,7 +12,7 @@ from .checks import GradingError
 class Misconception:
     key: str
     name: str          # as ../shared/curriculum.md names it
-    explanation: str   # why it is wrong, in the course's words
+    explanation: str   # why it is wrong, in the course's words: whole sentences, used as is
 
 
 CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
@@ -26,12 +26,12 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "t.size is a method; without () you get the method itself, not the shape."),
     Misconception(
         "integer-truncation", "integer tensors silently truncating",
-        "an integer tensor cannot hold a fraction, so integer division, or writing a "
+        "An integer tensor cannot hold a fraction, so integer division, or writing a "
         "result into an integer tensor, quietly drops everything after the point. "
         "Compute in a floating-point dtype."),
     Misconception(
         "precision-as-bug", "precision loss read as a bug in the model",
-        "every floating-point dtype rounds to the nearest number it can hold; float16 and "
+        "Every floating-point dtype rounds to the nearest number it can hold; float16 and "
         "bfloat16 hold few digits, so a value that comes back slightly different can be "
         "plain rounding. Check what the dtype can represent before suspecting the code."),
 ]}
@@ -44,7 +44,7 @@ class PitfallError(GradingError):
 def pitfall_message(key: str, detail: str = "") -> str:
     """The student-facing message for misconception `key`, plus what was seen."""
     m = CATALOGUE[key]
-    return f"Pitfall: {m.name}. {m.explanation[0].upper()}{m.explanation[1:]}" + (
+    return f"Pitfall: {m.name}. {m.explanation}" + (
         f" {detail}" if detail else "")
 
 

@@ -58,6 +58,8 @@ def _spacing(stored: float, finfo: torch.finfo) -> float | None:
 
 
 def _float_note(value, stored, finfo, name) -> str:
+    if math.isnan(value):
+        return "not a number: NaN stays NaN (and NaN != NaN)"
     if stored == value:
         return f"exact: {name} holds this number"
     if math.isinf(stored) and not math.isinf(value):
@@ -69,7 +71,17 @@ def _float_note(value, stored, finfo, name) -> str:
     return f"rounded to the nearest {name}"
 
 
-def _int_note(value, stored, name) -> str:
+def _int_note(value, stored, iinfo, name) -> str:
+    if stored is None and math.isnan(value):
+        return "NaN has no integer value: torch.tensor refuses it"
+    if stored is None:
+        # torch.tensor checks a Python number against the range and refuses. Arithmetic on an
+        # integer tensor checks nothing: it wraps around modulo 2**bits, like the hardware.
+        note = f"out of range [{iinfo.min}, {iinfo.max}]: torch.tensor refuses it"
+        if math.isfinite(value) and float(value).is_integer():
+            wrapped = (int(value) - iinfo.min) % 2**iinfo.bits + iinfo.min
+            note += f"; {name} arithmetic that lands on {int(value)} silently wraps to {wrapped}"
+        return note
     if stored == value:
         return f"exact: {name} holds this number"
     if stored == math.trunc(value):
@@ -87,11 +99,11 @@ def dtype_report(value: float, dtype: torch.dtype, count: int = 1) -> DtypeRepor
     # The round trip is the definition of "what this dtype keeps": nothing here guesses.
     try:
         stored = torch.tensor(value, dtype=dtype).item()
-    except RuntimeError as exc:  # e.g. 300.0 into int8: "value cannot be converted ... without overflow"
-        stored, refused = None, str(exc)
-    common = dict(dtype=dtype, name=name, value=value, stored=stored,
-                  error=None if stored is None else stored - value,
-                  exact=stored is not None and stored == value,
+    except (RuntimeError, ValueError):  # 300.0 into int8: "value cannot be converted to type int8
+        stored = None                    # without overflow"; a Python int past 64 bits: ValueError
+    exact = stored is not None and stored == value
+    common = dict(dtype=dtype, name=name, value=value, stored=stored, exact=exact,
+                  error=None if stored is None else 0.0 if exact else stored - value,
                   bits=dtype.itemsize * 8, bytes_per_element=dtype.itemsize,
                   count=count, total_bytes=count * dtype.itemsize)
     if dtype.is_floating_point:
@@ -100,10 +112,8 @@ def dtype_report(value: float, dtype: torch.dtype, count: int = 1) -> DtypeRepor
                            spacing=_spacing(stored, fi), smallest_normal=fi.smallest_normal,
                            note=_float_note(value, stored, fi, name))
     ii = torch.iinfo(dtype)
-    note = (f"torch.tensor refuses: {refused}; arithmetic that leaves the range wraps around"
-            if stored is None else _int_note(value, stored, name))
     return DtypeReport(**common, is_floating=False, min=ii.min, max=ii.max, eps=None,
-                       spacing=1, smallest_normal=None, note=note)
+                       spacing=1, smallest_normal=None, note=_int_note(value, stored, ii, name))
 
 
 def compare_dtypes(value: float, dtypes=DTYPES, count: int = 1) -> list[DtypeReport]:
