@@ -13,7 +13,8 @@ def start_grading(seed: int = 0):
     """Seed everything, print the grading device (it appears in feedback) and return it."""
     seed_everything(seed)
     device = grading_device()
-    print(f"Graded on: {describe_device(device)}")
+    found = "" if device.type != "cpu" else " (no accelerator found)"
+    print(f"Graded on: {describe_device(device)}{found}")
     return device
 
 

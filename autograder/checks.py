@@ -4,6 +4,7 @@ expected against got for properties, but never the expected values themselves.""
 import math
 import numbers
 
+import numpy as np
 import torch
 
 
@@ -77,30 +78,53 @@ def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
                            f"got {got.requires_grad}.{why}")
     if expected.requires_grad and got.is_leaf != expected.is_leaf:
         def kind(t):
-            return "a leaf" if t.is_leaf else f"a non-leaf (made by {type(t.grad_fn).__name__})"
+            return "a leaf" if t.is_leaf else "a non-leaf (the result of an operation)"
         raise GradingError(f"{name}: wrong place in the graph. Expected {kind(expected)}, "
                            f"got {kind(got)}.")
 
 
+def _show(value: float, dtype: torch.dtype) -> str:
+    """A number as its dtype holds it: float32 0.1 prints 0.1, not 0.10000000149011612."""
+    digits = {torch.float16: 5, torch.bfloat16: 4, torch.float32: 8}.get(dtype)
+    return f"{value:.{digits}g}" if digits and isinstance(value, float) else repr(value)
+
+
 def _check_values(got, expected, name, rtol, atol) -> None:
-    default_rtol, default_atol = default_tolerances(expected.dtype)
-    rtol = default_rtol if rtol is None else rtol
-    atol = default_atol if atol is None else atol
     mine = got.detach().cpu()
     want = expected.detach().cpu()
-    if want.dtype.is_floating_point or want.dtype.is_complex:
+    inexact = want.dtype.is_floating_point or want.dtype.is_complex
+    if inexact:
+        default_rtol, default_atol = default_tolerances(expected.dtype)
+        rtol = default_rtol if rtol is None else rtol
+        atol = default_atol if atol is None else atol
         close = torch.isclose(mine, want, rtol=rtol, atol=atol, equal_nan=True)
     else:
-        close = mine == want
+        close = mine == want  # integers and bools are exact: no tolerance applies
     wrong = (~close).nonzero()
     if len(wrong) == 0:
         return
+    tolerance = f" (tolerance rtol={rtol:g}, atol={atol:g})" if inexact else ""
+    if want.ndim == 0:
+        raise GradingError(f"{name}: wrong value{tolerance}. You have {_show(mine.item(), mine.dtype)}.")
     first = tuple(int(i) for i in wrong[0])
-    where = f"index {first}" if first else "the only element"
-    tolerance = f" (tolerance rtol={rtol:g}, atol={atol:g})" if (rtol or atol) else ""
+    verb = "differs" if len(wrong) == 1 else "differ"
     raise GradingError(
-        f"{name}: wrong values. {len(wrong)} of {want.numel()} elements differ from the "
-        f"expected ones{tolerance}; the first is at {where}, where you have {mine[first].item()!r}.")
+        f"{name}: wrong values. {len(wrong)} of {want.numel()} elements {verb} from the "
+        f"expected ones{tolerance}; the first is at index {first}, where you have "
+        f"{_show(mine[first].item(), mine.dtype)}.")
+
+
+def _same_element(got, expected) -> bool:
+    """One element of a tuple: ints as ints (never bools), everything else by exact type."""
+    if isinstance(expected, numbers.Integral) and not isinstance(expected, bool):
+        return (isinstance(got, numbers.Integral) and not isinstance(got, (bool, torch.Tensor))
+                and int(got) == int(expected))
+    return type(got) is type(expected) and got == expected
+
+
+def _plain(value) -> str:
+    """How a value reads in a message: a device as 'meta', not device(type='meta')."""
+    return repr(str(value)) if isinstance(value, torch.device) else repr(value)
 
 
 def check_keys(got, keys, *, name: str = "your result") -> None:
@@ -115,13 +139,14 @@ def check_keys(got, keys, *, name: str = "your result") -> None:
 
 
 def check_value(got, expected, *, name: str = "your answer", reveal: bool = False,
-                rel_tol: float = 0.0, abs_tol: float = 0.0) -> None:
+                rel_tol: float = 1e-9, abs_tol: float = 0.0) -> None:
     """Compare a plain Python value (int, float, bool, str, tuple, torch.dtype,
     torch.device) with the expected one. The type must match first, so a tensor, or an
-    object that claims to equal everything, cannot pass for a number. With reveal=False
-    the message shows what the student gave, not the expected value."""
+    object that claims to equal everything, cannot pass for a number. Floats compare with
+    rel_tol (default 1e-9: rounding noise passes, real differences do not). With
+    reveal=False the message shows what the student gave, not the expected value."""
     if isinstance(expected, bool):
-        allowed = isinstance(got, bool)
+        allowed = isinstance(got, (bool, np.bool_))
         want_type = "a bool (True or False)"
     elif isinstance(expected, numbers.Integral):
         allowed = isinstance(got, numbers.Integral) and not isinstance(got, (bool, torch.Tensor))
@@ -147,16 +172,17 @@ def check_value(got, expected, *, name: str = "your answer", reveal: bool = Fals
     elif isinstance(expected, tuple):
         got = tuple(got)
         same = len(got) == len(expected) and all(
-            type(g) is type(e) or (isinstance(g, numbers.Integral) and isinstance(e, numbers.Integral)
-                                   and not isinstance(g, bool))
-            for g, e in zip(got, expected)) and got == expected
+            _same_element(g, e) for g, e in zip(got, expected))
     elif isinstance(expected, numbers.Integral) and not isinstance(expected, bool):
         got = int(got)
         same = got == expected
     elif isinstance(expected, torch.device):
         same = _same_device(got, expected)
+    elif isinstance(expected, bool):
+        got = bool(got)  # a NumPy bool becomes a plain one
+        same = got is expected
     else:
         same = got == expected
     if same is not True:
-        shown = f"Expected {expected!r}, got {got!r}." if reveal else f"You gave {got!r}."
+        shown = f"Expected {_plain(expected)}, got {_plain(got)}." if reveal else f"You gave {_plain(got)}."
         raise GradingError(f"{name}: wrong value. {shown}")

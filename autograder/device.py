@@ -18,6 +18,4 @@ def describe_device(device: torch.device) -> str:
         return f"cuda ({torch.cuda.get_device_name(device)})"
     if device.type == "mps":
         return "mps (Apple GPU)"
-    if device.type == "cpu":
-        return "cpu (no accelerator found)"
     return str(device)

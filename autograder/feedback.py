@@ -6,13 +6,13 @@ import re
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-HIDDEN_BLOCK = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S)
+HIDDEN_BLOCK = re.compile(r"^([ \t]*)### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown)\n"
 
 
 def remove_hidden_tests(source: str) -> str:
     """The cell's source with every hidden-test block replaced by a one-line note."""
-    return HIDDEN_BLOCK.sub(HIDDEN_NOTE, source)
+    return HIDDEN_BLOCK.sub(lambda block: block.group(1) + HIDDEN_NOTE, source)
 
 
 def _is_test_cell(cell) -> bool:
