@@ -86,7 +86,11 @@ def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
 def _show(value: float, dtype: torch.dtype) -> str:
     """A number as its dtype holds it: float32 0.1 prints 0.1, not 0.10000000149011612."""
     digits = {torch.float16: 5, torch.bfloat16: 4, torch.float32: 8}.get(dtype)
-    return f"{value:.{digits}g}" if digits and isinstance(value, float) else repr(value)
+    if not (digits and isinstance(value, float)):
+        return repr(value)
+    text = f"{value:.{digits}g}"
+    # Keep a float looking like one: 2.0, not "2" (which reads as an int).
+    return text if any(c in text for c in ".ena") else text + ".0"
 
 
 def _check_values(got, expected, name, rtol, atol) -> None:

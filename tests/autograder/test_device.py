@@ -1,0 +1,71 @@
+"""Tests for autograder/device.py: grading_device() picks CUDA, then MPS, else the CPU
+(the CPU on this accelerator-less machine, and each branch with the accelerators faked),
+and describe_device's student-facing names."""
+import pytest
+import torch
+
+from autograder.device import describe_device, grading_device
+
+HAS_ACCELERATOR = torch.cuda.is_available() or (
+    getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available())
+
+
+@pytest.fixture
+def accelerators(monkeypatch):
+    """Set which accelerators torch reports: accelerators(cuda=..., mps=...)."""
+    def set_(cuda=False, mps=False):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    return set_
+
+
+@pytest.mark.skipif(HAS_ACCELERATOR, reason="this machine has an accelerator")
+def test_grading_device_is_cpu_without_accelerator():
+    device = grading_device()
+    assert device == torch.device("cpu")
+    assert describe_device(device) == "cpu"
+
+
+def test_cpu_when_neither_is_present(accelerators):
+    accelerators(cuda=False, mps=False)
+    assert grading_device() == torch.device("cpu")
+
+
+def test_cpu_when_torch_has_no_mps_backend(accelerators, monkeypatch):
+    accelerators(cuda=False)
+    monkeypatch.delattr(torch.backends, "mps")
+    assert grading_device() == torch.device("cpu")
+
+
+def test_cuda_first(accelerators):
+    accelerators(cuda=True, mps=True)
+    assert grading_device() == torch.device("cuda")
+
+
+def test_mps_without_cuda(accelerators):
+    accelerators(cuda=False, mps=True)
+    assert grading_device() == torch.device("mps")
+
+
+def test_describe_cpu():
+    # Just the device: start_grading adds "(no accelerator found)" when it grades on the CPU.
+    assert describe_device(torch.device("cpu")) == "cpu"
+
+
+def test_describe_meta():
+    assert describe_device(torch.device("meta")) == "meta"
+
+
+def test_describe_mps():
+    assert describe_device(torch.device("mps")) == "mps (Apple GPU)"
+
+
+def test_describe_cuda_names_the_card(monkeypatch):
+    seen = []
+
+    def name(device):
+        seen.append(device)
+        return "NVIDIA H200"
+    monkeypatch.setattr(torch.cuda, "get_device_name", name)
+    assert describe_device(torch.device("cuda")) == "cuda (NVIDIA H200)"
+    assert seen == [torch.device("cuda")]
