@@ -34,6 +34,43 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "Every floating-point dtype rounds to the nearest number it can hold; float16 and "
         "bfloat16 hold few digits, so a value that comes back slightly different can be "
         "plain rounding. Check what the dtype can represent before suspecting the code."),
+    # Unit 02: devices.
+    Misconception(
+        "to-not-assigned", "t.to(device) without assigning the result",
+        "tensor.to() returns a new tensor and leaves the original where it was; only "
+        "module.to() moves in place. Keep the result."),
+    Misconception(
+        "batch-not-moved", "model moved but batch not",
+        "every tensor an operation reads must be on the model's device: the inputs and "
+        "targets of each batch too, not only the model."),
+    Misconception(
+        "created-on-default-device", "a tensor created inside forward on the default device",
+        "torch.zeros(n) and friends allocate on the CPU unless told otherwise, whatever "
+        "device the input is on. Create new tensors on the input's device."),
+    Misconception(
+        "moved-leaf-no-grad", "torch.randn(3, requires_grad=True).to(dev) giving a non-leaf",
+        "moving a tensor that requires grad records the move, so the result is a non-leaf "
+        "whose .grad stays None on an accelerator; the leaf is the CPU original. Create the "
+        "tensor on the device (device=...), then ask for gradients."),
+    # Unit 03: broadcasting and views.
+    Misconception(
+        "column-vs-flat-loss", "an (N, 1) prediction against an (N,) target",
+        "broadcasting stretches (N, 1) against (N,) into an (N, N) table of every "
+        "prediction against every target; its mean trains the model towards the average "
+        "target. Make the two shapes equal before subtracting."),
+    Misconception(
+        "mutates-through-view", "mutating a caller's tensor through a view",
+        "a view (slicing, view, transpose, expand, and reshape when it can) shares storage "
+        "with the tensor it came from, so an in-place change to it changes the caller's "
+        "tensor too."),
+    Misconception(
+        "reshape-always-copies", "assuming reshape always copies",
+        "reshape returns a view whenever the strides allow one and copies only when they "
+        "do not; whether the result shares storage depends on the input."),
+    Misconception(
+        "accidental-broadcast", "a result broadcast to the right shape by accident",
+        "broadcasting can make a wrong computation come out with a plausible shape; check "
+        "the exact shape of every intermediate, not only that the final one fits."),
 ]}
 
 
