@@ -2,8 +2,9 @@
 
     from autograder import check_tensor, check_value, pitfall_if, seed_everything
 """
-from .checks import GradingError, check_keys, check_tensor, check_value, format_shape
-from .device import describe_device, grading_device
+from .checks import GradingError, check_keys, check_raises, check_tensor, check_value, format_shape
+from .device import describe_device, grading_device, pretend_accelerators
+from .device_strict import DeviceMismatchError, strict_devices
 from .misconceptions import CATALOGUE, PitfallError, pitfall_if
 from .quiz import check_answer, check_choice
 from .seeding import seed_everything
@@ -19,7 +20,7 @@ def start_grading(seed: int = 0):
 
 
 __all__ = [
-    "CATALOGUE", "GradingError", "PitfallError", "check_answer", "check_choice", "check_keys", "check_tensor",
-    "check_value", "describe_device", "format_shape", "grading_device", "pitfall_if",
+    "CATALOGUE", "DeviceMismatchError", "strict_devices", "GradingError", "PitfallError", "check_answer", "check_choice", "check_keys", "check_raises", "check_tensor",
+    "check_value", "describe_device", "format_shape", "grading_device", "pitfall_if", "pretend_accelerators",
     "seed_everything", "start_grading",
 ]

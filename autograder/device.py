@@ -1,4 +1,6 @@
 """Which device graded code runs on: the best accelerator present, else the CPU."""
+import contextlib
+
 import torch
 
 
@@ -19,3 +21,25 @@ def describe_device(device: torch.device) -> str:
     if device.type == "mps":
         return "mps (Apple GPU)"
     return str(device)
+
+
+@contextlib.contextmanager
+def pretend_accelerators(cuda: bool = False, mps: bool = False):
+    """For grading device pickers on any machine: make torch report CUDA and/or MPS as
+    present (or absent), through every API a picker may ask: torch.cuda, torch.backends.mps
+    and torch.accelerator. Only availability is faked; nothing is allocated there."""
+    first = torch.device("cuda") if cuda else torch.device("mps") if mps else None
+    patches = [
+        (torch.cuda, "is_available", lambda: cuda),
+        (torch.backends.mps, "is_available", lambda: mps),
+        (torch.accelerator, "is_available", lambda: first is not None),
+        (torch.accelerator, "current_accelerator", lambda *args, **kwargs: first),
+    ]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    try:
+        for owner, name, fake in patches:
+            setattr(owner, name, fake)
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)

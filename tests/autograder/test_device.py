@@ -69,3 +69,23 @@ def test_describe_cuda_names_the_card(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", name)
     assert describe_device(torch.device("cuda")) == "cuda (NVIDIA H200)"
     assert seen == [torch.device("cuda")]
+
+
+def test_pretend_accelerators_fakes_every_api_and_restores_it():
+    """pretend_accelerators: torch.cuda, torch.backends.mps and torch.accelerator agree, then come back."""
+    from autograder import pretend_accelerators
+    originals = (torch.cuda.is_available, torch.backends.mps.is_available,
+                 torch.accelerator.is_available, torch.accelerator.current_accelerator)
+    with pretend_accelerators(cuda=True):
+        assert torch.cuda.is_available() and not torch.backends.mps.is_available()
+        assert torch.accelerator.current_accelerator() == torch.device("cuda")
+        assert grading_device() == torch.device("cuda")
+    with pretend_accelerators(mps=True):
+        assert not torch.cuda.is_available() and torch.backends.mps.is_available()
+        assert torch.accelerator.current_accelerator() == torch.device("mps")
+        assert grading_device() == torch.device("mps")
+    with pretend_accelerators():
+        assert not torch.accelerator.is_available()
+        assert torch.accelerator.current_accelerator() is None
+    assert (torch.cuda.is_available, torch.backends.mps.is_available,
+            torch.accelerator.is_available, torch.accelerator.current_accelerator) == originals
