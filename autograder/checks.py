@@ -131,6 +131,19 @@ def _plain(value) -> str:
     return repr(str(value)) if isinstance(value, torch.device) else repr(value)
 
 
+def check_raises(call, expected, *, name: str = "your function") -> None:
+    """`call()` must raise one of `expected` (an exception type or a tuple of them)."""
+    wanted = expected if isinstance(expected, tuple) else (expected,)
+    names = " or ".join(e.__name__ for e in wanted)
+    try:
+        result = call()
+    except wanted:
+        return
+    except Exception as error:
+        raise GradingError(f"{name}: expected a {names}, got {type(error).__name__}: {error}") from None
+    raise GradingError(f"{name}: expected a {names}, but it returned {result!r}.")
+
+
 def check_keys(got, keys, *, name: str = "your result") -> None:
     """`got` is a dict holding at least `keys` (the names the task asked for)."""
     if not isinstance(got, dict):

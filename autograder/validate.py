@@ -6,7 +6,9 @@ Loads the course's nbgrader_config.py exactly as the JupyterLab Validate button 
 this, the button and the autograder run test cells in identically configured kernels.
 Exits 1 when the notebook fails (nbgrader's own `validate` exits 0 even then)."""
 import argparse
+import html
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -45,7 +47,8 @@ def main(argv=None) -> int:
     for kind, cells in result.items():
         for cell in cells if isinstance(cells, list) else [cells]:
             text = cell.get("error") or cell.get("source") if isinstance(cell, dict) else str(cell)
-            print(f"--- {kind} ---\n{text}")
+            # nbgrader formats errors as HTML for the Validate dialog; a terminal wants text.
+            print(f"--- {kind} ---\n{html.unescape(re.sub(r'<[^>]+>', '', text))}")
     return 1
 
 

@@ -694,3 +694,22 @@ def test_numpy_bool_still_rejected_for_int():
 def test_numpy_int_still_rejected_for_bool():
     assert message(check_value, np.int64(1), True) == (
         "your answer: wrong type. Expected a bool (True or False), got numpy.int64.")
+
+
+def test_check_raises_accepts_the_expected_error_and_words_the_others():
+    """check_raises: passes on the expected type (or tuple), names what happened otherwise."""
+    from autograder.checks import check_raises
+
+    def boom(kind):
+        def call():
+            raise kind("nope")
+        return call
+
+    check_raises(boom(ValueError), ValueError)
+    check_raises(boom(RuntimeError), (ValueError, RuntimeError))
+    with pytest.raises(GradingError) as info:
+        check_raises(lambda: 42, ValueError, name="f(bad)")
+    assert str(info.value) == "f(bad): expected a ValueError, but it returned 42."
+    with pytest.raises(GradingError) as info:
+        check_raises(boom(TypeError), (ValueError, RuntimeError), name="f(bad)")
+    assert str(info.value) == "f(bad): expected a ValueError or RuntimeError, got TypeError: nope"
