@@ -19,9 +19,9 @@ from nbgrader.api import Gradebook
 
 from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader, nbgrader_meta,
                        read_notebook, source_text, write_notebook)
-from scenarios import unit01
+from scenarios import unit01, unit02, unit03
 
-UNITS = [unit01]
+UNITS = [unit01, unit02, unit03]
 CASES = [(unit, s) for unit in UNITS for s in unit.SCENARIOS]
 
 
@@ -42,12 +42,15 @@ def visible_text(page: str) -> str:
 
 
 def hidden_lines(unit) -> list[str]:
-    """Every substantial line of hidden-test code in the unit's source notebook."""
+    """Every substantial line of hidden-test code in the unit's source notebook that the
+    student version does not show anyway."""
     source = read_notebook(ROOT / "source" / unit.ASSIGNMENT / unit.NOTEBOOK)
+    release = read_notebook(ROOT / "release" / unit.ASSIGNMENT / unit.NOTEBOOK)
+    visible = {l.strip() for c in release["cells"] for l in source_text(c).splitlines()}
     lines = []
     for cell in grade_cells(source):
         for block in HIDDEN_BLOCK.findall(source_text(cell)):
-            lines += [l.strip() for l in block.splitlines() if len(l.strip()) >= 25]
+            lines += [l.strip() for l in block.splitlines() if len(l.strip()) >= 25 and l.strip() not in visible]
     return lines
 
 

@@ -1,0 +1,118 @@
+"""Scripted submissions for assignment 02_devices (see unit01.py for the shape of a scenario)."""
+from scenarios.unit01 import Scenario
+
+ASSIGNMENT = "02_devices"
+NOTEBOOK = "02_devices.ipynb"
+
+SCENARIOS = [
+    Scenario("solution"),
+    Scenario("untouched", answers=None, loses={"*"}),
+    Scenario("alternative_a", answers={
+        "q1_pick_device_answer": '''
+def pick_device():
+    if torch.accelerator.is_available():
+        return torch.accelerator.current_accelerator()
+    return torch.device("cpu")
+''',
+        "q2_move_to_answer": '''
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return type(batch)((key, move_to(value, device)) for key, value in batch.items())
+    if isinstance(batch, list):
+        return [move_to(value, device) for value in batch]
+    if isinstance(batch, tuple):
+        return tuple(move_to(value, device) for value in batch)
+    return batch
+''',
+        "q3_add_bias_column_answer": '''
+def add_bias_column(x):
+    return torch.cat([x, x.new_ones(x.shape[0], 1)], dim=1)
+''',
+        "q4_train_step_answer": '''
+def train_step(model, batch, loss_fn, optimizer, device):
+    inputs, targets = (t.to(device) for t in batch)
+    loss = loss_fn(model(inputs), targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return float(loss)
+''',
+        "q5_init_weight_answer": '''
+def init_weight(shape, device, scale=0.01):
+    return torch.empty(shape, device=device).normal_(0.0, scale).requires_grad_(True)
+''',
+    }),
+    Scenario("alternative_b", answers={
+        "q1_pick_device_answer": '''
+def pick_device():
+    mps = getattr(torch.backends, "mps", None)
+    name = "cuda" if torch.cuda.is_available() else "mps" if mps is not None and mps.is_available() else "cpu"
+    return torch.device(name)
+''',
+        "q2_move_to_answer": '''
+from torch.utils._pytree import tree_map
+
+def move_to(batch, device):
+    return tree_map(lambda leaf: leaf.to(device) if torch.is_tensor(leaf) else leaf, batch)
+''',
+        "q3_add_bias_column_answer": '''
+def add_bias_column(x):
+    return F.pad(x, (0, 1), value=1.0)
+''',
+        "q4_train_step_answer": '''
+def train_step(model, batch, loss_fn, optimizer, device):
+    optimizer.zero_grad(set_to_none=True)
+    x, y = batch
+    prediction = model(x.to(device))
+    loss = loss_fn(prediction, y.to(device))
+    loss.backward()
+    optimizer.step()
+    return loss.detach().item()
+''',
+        "q5_init_weight_answer": '''
+def init_weight(shape, device, scale=0.01):
+    return torch.nn.Parameter(torch.randn(shape, device=device) * scale)
+''',
+    }),
+    Scenario("to_not_assigned", answers={
+        "q2_move_to_answer": '''
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        batch.to(device)
+        return batch
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+''',
+    }, loses={"q2_move_to_tests"}, says=["Pitfall: t.to(device) without assigning the result"]),
+    Scenario("created_on_default_device", answers={
+        "q3_add_bias_column_answer": '''
+def add_bias_column(x):
+    return torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype)], dim=1)
+''',
+    }, loses={"q3_add_bias_column_tests"},
+        says=["Pitfall: a tensor created inside forward on the default device", "Device mismatch in aten.cat"]),
+    Scenario("batch_not_moved", answers={
+        "q4_train_step_answer": '''
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = batch
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+''',
+    }, loses={"q4_train_step_tests"}, says=["Pitfall: model moved but batch not"]),
+    Scenario("moved_leaf", answers={
+        "q5_init_weight_answer": '''
+def init_weight(shape, device, scale=0.01):
+    return (torch.randn(shape) * scale).requires_grad_().to(device)
+''',
+    }, loses={"q5_init_weight_tests"},
+        says=["Pitfall: torch.randn(3, requires_grad=True).to(dev) giving a non-leaf", "ToCopyBackward0"]),
+    Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "c"\n'}, loses={"quiz_q2_tests"}),
+]
