@@ -71,6 +71,37 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "accidental-broadcast", "a result broadcast to the right shape by accident",
         "broadcasting can make a wrong computation come out with a plausible shape; check "
         "the exact shape of every intermediate, not only that the final one fits."),
+    # Unit 04: autograd records the graph.
+    Misconception(
+        "non-leaf-grad", "expecting .grad on a non-leaf",
+        "backward fills .grad only for leaves (tensors you created with requires_grad); an "
+        "intermediate result's .grad stays None unless you ask for it."),
+    Misconception(
+        "grad-accumulates", "gradients silently doubled by accumulation",
+        "backward adds into .grad rather than replacing it, so each step's gradient piles on "
+        "the previous ones until you zero it."),
+    Misconception(
+        "static-graph", "believing the graph is static",
+        "autograd records a new graph on every forward pass; a loss computed once, before the "
+        "loop, keeps describing the parameters as they were then."),
+    # Unit 05: no_grad and detach.
+    Misconception(
+        "missing-no-grad", "missing no_grad",
+        "without no_grad (or inference_mode), every operation on parameters that require "
+        "grad is recorded and its intermediates are kept for a backward pass that never comes."),
+    Misconception(
+        "eval-as-no-grad", "model.eval() used as if it were no_grad",
+        "eval() switches layers such as dropout and batch norm to their evaluation behaviour; "
+        "it does not stop autograd from recording. Evaluation needs both."),
+    Misconception(
+        "running-loss-tensor", "running loss kept as a tensor",
+        "adding the loss tensor itself to a running total links every batch's graph to it, so "
+        "none of them can be freed. Log a plain number."),
+    Misconception(
+        "mode-not-restored", "train mode not restored after evaluation",
+        "eval() stays switched on until someone switches it off, so training after an "
+        "evaluation that does not put the model back runs without dropout and with frozen "
+        "batch-norm statistics."),
 ]}
 
 
