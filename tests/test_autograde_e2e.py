@@ -19,9 +19,9 @@ from nbgrader.api import Gradebook
 
 from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader, nbgrader_meta,
                        read_notebook, source_text, write_notebook)
-from scenarios import unit01, unit02, unit03
+from scenarios import unit01, unit02, unit03, unit04, unit05
 
-UNITS = [unit01, unit02, unit03]
+UNITS = [unit01, unit02, unit03, unit04, unit05]
 CASES = [(unit, s) for unit in UNITS for s in unit.SCENARIOS]
 
 
@@ -46,11 +46,12 @@ def hidden_lines(unit) -> list[str]:
     student version does not show anyway."""
     source = read_notebook(ROOT / "source" / unit.ASSIGNMENT / unit.NOTEBOOK)
     release = read_notebook(ROOT / "release" / unit.ASSIGNMENT / unit.NOTEBOOK)
-    visible = {l.strip() for c in release["cells"] for l in source_text(c).splitlines()}
+    visible = re.sub(r"\s+", "", "".join(source_text(c) for c in release["cells"]))
     lines = []
     for cell in grade_cells(source):
         for block in HIDDEN_BLOCK.findall(source_text(cell)):
-            lines += [l.strip() for l in block.splitlines() if len(l.strip()) >= 25 and l.strip() not in visible]
+            lines += [l.strip() for l in block.splitlines()
+                      if len(l.strip()) >= 25 and re.sub(r"\s+", "", l) not in visible]
     return lines
 
 
