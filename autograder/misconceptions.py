@@ -102,6 +102,47 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "eval() stays switched on until someone switches it off, so training after an "
         "evaluation that does not put the model back runs without dropout and with frozen "
         "batch-norm statistics."),
+    # Unit 06: modules, parameters, buffers.
+    Misconception(
+        "bare-tensor-attribute", "a bare tensor attribute",
+        "a tensor stored as a plain attribute is neither a parameter nor a buffer: .to() "
+        "leaves it behind and state_dict() does not save it. Register it as a buffer."),
+    Misconception(
+        "python-list-of-layers", "a Python list of layers",
+        "modules kept in a plain list are invisible to the parent: their parameters are not "
+        "in .parameters() (so no optimiser trains them), not moved by .to() and not saved. "
+        "Use nn.ModuleList or nn.Sequential."),
+    Misconception(
+        "statistics-as-parameter", "statistics stored as a Parameter",
+        "an nn.Parameter is something the optimiser updates by gradient descent; running "
+        "statistics are computed, not learned, so they belong in buffers."),
+    Misconception(
+        "buffer-updated-in-eval", "a buffer updated in eval mode",
+        "in eval mode a module must use its running statistics, not change them; otherwise "
+        "every evaluation shifts the model it evaluates."),
+    # Unit 07: checkpoints and safe loading.
+    Misconception(
+        "saved-model-object", "saving the model object",
+        "pickling the whole module stores the path of its class, so the file loads only where "
+        "that exact code exists and is refused under weights_only. Save the state_dict."),
+    Misconception(
+        "optimizer-state-dropped", "optimiser state dropped",
+        "momentum and Adam's moment estimates live in the optimiser's state_dict; resuming "
+        "without it restarts them from zero and the run diverges from the uninterrupted one."),
+    Misconception(
+        "optimizer-on-old-parameters", "an optimiser built on the old model's parameters",
+        "an optimiser holds the parameter objects it was given; after the model is rebuilt or "
+        "moved to another device those objects can be stale, and stepping them trains nothing "
+        "the model uses. Build the optimiser from the final model."),
+    Misconception(
+        "unsafe-load", "weights_only=False on an untrusted file",
+        "unpickling runs whatever the file tells it to: a checkpoint from elsewhere is a "
+        "program from elsewhere. weights_only=True refuses anything but tensors and plain "
+        "containers."),
+    Misconception(
+        "config-not-plain", "a config that cannot load under weights_only",
+        "a dataclass or argparse Namespace is a custom class to the unpickler, refused under "
+        "weights_only=True. Save the config as plain types (a dict of numbers and strings)."),
 ]}
 
 
