@@ -1,0 +1,176 @@
+"""Scripted submissions for assignment 06_modules (see unit01.py)."""
+from scenarios.unit01 import Scenario
+
+ASSIGNMENT = "06_modules"
+NOTEBOOK = "06_modules.ipynb"
+
+SCENARIOS = [
+    Scenario("solution"),
+    Scenario("untouched", answers=None, loses={"*"}),
+    Scenario("alternative_a", answers={
+        "q1_running_norm_answer": '''
+import torch.nn.functional as F
+
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        return F.batch_norm(x, self.running_mean, self.running_var, training=self.training,
+                            momentum=self.momentum, eps=self.eps)
+''',
+        "q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        layers = []
+        for a, b in zip(sizes, sizes[1:]):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        self.net = nn.Sequential(*layers[:-1])
+
+    def forward(self, x):
+        return self.net(x)
+''',
+        "q3_positional_scale_answer": '''
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", torch.arange(length, dtype=torch.float32).add(1).reciprocal(), persistent=True)
+
+    def forward(self, x):
+        return x * self.scale
+''',
+        "q4_parameter_count_answer": '''
+def parameter_count(model):
+    unique = {id(p): p for p in model.parameters()}.values()
+    return {"trainable": sum(p.numel() for p in unique if p.requires_grad),
+            "frozen": sum(p.numel() for p in unique if not p.requires_grad),
+            "buffers": sum(b.numel() for _, b in model.named_buffers())}
+''',
+    }),
+    Scenario("alternative_b", answers={
+        "q1_running_norm_answer": '''
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        if not self.training:
+            return (x - self.running_mean) / (self.running_var + self.eps).sqrt()
+        n = x.shape[0]
+        mean = x.mean(dim=0)
+        var = ((x - mean) ** 2).mean(dim=0)
+        m = self.momentum
+        self.running_mean = (1 - m) * self.running_mean + m * mean.detach()
+        self.running_var = (1 - m) * self.running_var + m * var.detach() * n / (n - 1)
+        return (x - mean) / (var + self.eps).sqrt()
+''',
+        "q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.count = len(sizes) - 1
+        for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+            self.add_module(f"fc{i}", nn.Linear(a, b))
+
+    def forward(self, x):
+        for i in range(self.count):
+            x = getattr(self, f"fc{i}")(x)
+            if i < self.count - 1:
+                x = x.clamp(min=0)
+        return x
+''',
+        "q3_positional_scale_answer": '''
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        scale = 1 / torch.arange(1, length + 1, dtype=torch.float32)
+        self.register_buffer("scale", scale)
+
+    def forward(self, x):
+        return x * self.scale
+''',
+        "q4_parameter_count_answer": '''
+def parameter_count(model):
+    counts = {"trainable": 0, "frozen": 0, "buffers": 0}
+    for _, p in model.named_parameters():
+        counts["trainable" if p.requires_grad else "frozen"] += p.numel()
+    for _, b in model.named_buffers():
+        counts["buffers"] += b.numel()
+    return counts
+''',
+    }),
+    Scenario("statistics_as_parameter", answers={
+        "q1_running_norm_answer": '''
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.running_mean = nn.Parameter(torch.zeros(num_features), requires_grad=False)
+        self.running_var = nn.Parameter(torch.ones(num_features), requires_grad=False)
+
+    def forward(self, x):
+        if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)
+''',
+    }, loses={"q1_running_norm_tests"}, says=["Pitfall: statistics stored as a Parameter"]),
+    Scenario("buffer_updated_in_eval", answers={
+        "q1_running_norm_answer": '''
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)
+''',
+    }, loses={"q1_running_norm_tests"}, says=["Pitfall: a buffer updated in eval mode"]),
+    Scenario("python_list_of_layers", answers={
+        "q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+''',
+    }, loses={"q2_mlp_tests"}, says=["Pitfall: a Python list of layers"]),
+    Scenario("bare_tensor_attribute", answers={
+        "q3_positional_scale_answer": '''
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.scale = 1.0 / (1.0 + torch.arange(length, dtype=torch.float32))
+
+    def forward(self, x):
+        return x * self.scale
+''',
+    }, loses={"q3_positional_scale_tests"}, says=["Pitfall: a bare tensor attribute"]),
+    Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "a"\n'}, loses={"quiz_q2_tests"}),
+]
