@@ -9,6 +9,7 @@ are byte-identical after grading."""
 import csv
 import hashlib
 import html
+import os
 import re
 import time
 
@@ -19,9 +20,12 @@ from nbgrader.api import Gradebook
 
 from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader, nbgrader_meta,
                        read_notebook, source_text, write_notebook)
-from scenarios import unit01, unit02, unit03, unit04, unit05
+from scenarios import unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08
 
-UNITS = [unit01, unit02, unit03, unit04, unit05]
+UNITS = [unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08]
+# While working on one unit: COURSE_E2E_UNITS=06_modules ./course test tests/test_autograde_e2e.py
+if os.environ.get("COURSE_E2E_UNITS"):
+    UNITS = [u for u in UNITS if u.ASSIGNMENT in os.environ["COURSE_E2E_UNITS"].split(",")]
 CASES = [(unit, s) for unit in UNITS for s in unit.SCENARIOS]
 
 
