@@ -21,7 +21,9 @@ class SavedTensorCount:
 
     def _pack(self, tensor):
         self.count += 1
-        return tensor  # what autograd keeps anyway: the probe adds no reference of its own
+        # A detached alias: returning the tensor itself would make a reference cycle for
+        # ops that save their own output, and keep the graph alive after the probe.
+        return tensor.detach()
 
     @staticmethod
     def _unpack(tensor):

@@ -56,3 +56,20 @@ def test_checked_batches_can_be_iterated_again_and_have_a_length():
     data = [(torch.ones(2), torch.ones(2))] * 3
     batches = probe.batches(data)
     assert len(batches) == 3 and len(list(batches)) == 3 and len(list(batches)) == 3
+
+
+def test_counting_keeps_no_graph_alive():
+    """The probe must not make recorded graphs immortal (ops that save their output, like exp)."""
+    import gc
+    import weakref
+    w = torch.randn(3, requires_grad=True)
+    with SavedTensorCount() as saved:
+        e = torch.exp(w * 2)
+        out = e.sum()
+    alive = weakref.ref(e)
+    assert saved.count >= 1
+    out.backward()  # the graph still works with the detached copies
+    assert torch.allclose(w.grad, 2 * torch.exp(w.detach() * 2))
+    del e, out
+    gc.collect()
+    assert alive() is None
