@@ -24,6 +24,7 @@ c.CourseDirectory.feedback_directory = "runtime/feedback"
 c.CourseDirectory.solution_directory = "runtime/solution"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(runtime, "gradebook.db")
 c.Exchange.root = os.path.join(runtime, "exchange")  # nbgrader's default does not exist
+os.makedirs(c.Exchange.root, exist_ok=True)  # else the Assignment List shows an exchange error
 c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
 
 # A test cell that runs longer than this is stopped and scores zero.
