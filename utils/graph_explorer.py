@@ -216,7 +216,8 @@ def summary_html(graph: Graph, error: str = "") -> str:
     if not graph.nodes:
         text = _esc(graph.note)
     else:
-        text = (f"{len(graph.nodes)} nodes: {c['op']} ops, {c['accumulate']} AccumulateGrad, {c['leaf']} leaves; "
+        leaves = "1 leaf" if c["leaf"] == 1 else f"{c['leaf']} leaves"
+        text = (f"{len(graph.nodes)} nodes: {c['op']} ops, {c['accumulate']} AccumulateGrad, {leaves}; "
                 f"saved tensors hold {graph.saved_bytes:,} bytes ({format_bytes(graph.saved_bytes)})"
                 + (", each storage counted once" if graph.saved_bytes != graph.saved_bytes_all else "")
                 + (". Cut short: the graph is bigger than this." if graph.truncated else ""))

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError, expect, sync_playwright
+from playwright.sync_api import (Error as PlaywrightError, TimeoutError as PlaywrightTimeoutError, expect,
+                                 sync_playwright)
 
 from coursekit import LESSONS, ROOT, SOURCE_NOTEBOOKS, build_submission, read_notebook, write_notebook
 
@@ -51,15 +52,19 @@ class Step:
     """Do one thing to a widget (nothing for the first step), then every selector in `expect` must
     match inside the widget. Each step expects what the step before ruled out, so a passing step is a
     change of view; and since the HTML is recomputed by Python observers, a change the kernel made."""
-    do: tuple[str, str, str] | None  # ("fill" | "select", the control's label, text or option)
-    expect: tuple[str, ...]
+    do: tuple[str, str, str] | None  # ("fill" | "select", the control's label, text or option),
+    #   ("check" | "uncheck", a checkbox's label, ""), or ("click", a selector inside the widget, "")
+    expect: tuple[str, ...]  # empty only for a step that sets a control the next step acts on
 
 
 @dataclass(frozen=True)
 class Widget:
     name: str   # for messages
-    hook: str   # CSS that only this widget's output contains (static HTML of the same table doesn't count)
+    hook: str   # CSS that, after run-all, only this widget's output matches, on the widget or inside it (static
+    #             HTML of the same table doesn't count); that output is kept for every step, even if a step
+    #             changes what the hook matched
     steps: tuple[Step, ...]
+    shows: str = ""  # CSS of the elements a failure quotes (their data- attributes); the hook's by default
 
 
 WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not here get the no-error check
@@ -88,6 +93,91 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
                                                    'table.storage-row[data-storage="own"]')),
         )),
     ],
+    # Three graph explorers: of a tensor (no inputs to tick), of the two-layer network, of the branchy function.
+    "notebooks/04_autograd.ipynb": [
+        Widget("graph-explorer of a tensor", ".graph-explorer:not(:has(.widget-hbox))", (
+            Step(None, ('svg.autograd-graph[data-nodes="8"][data-saved-bytes="48"]',
+                        '.graph-details[data-node-id=""]')),
+            Step(("click", 'g.node[data-kind="saved"]', ""), ('.graph-details[data-node-id="n4"][data-kind="saved"]',)),
+        ), shows="svg.autograd-graph, p.graph-summary, .graph-details"),
+        Widget("graph-explorer of the network", '.graph-explorer:has(span[title="W1"])', (
+            # the lesson itself ticked W1 and b1 off and on again, then selected n0 from Python
+            Step(None, ('svg.autograd-graph[data-nodes="21"][data-leaves="4"]', 'g.node[data-label="W1 (4, 8)"]',
+                        '.graph-details[data-node-id="n0"][data-kind="op"]')),
+            Step(("click", 'g.node[data-label="W1 (4, 8)"]', ""), ('.graph-details[data-node-id="n20"]'
+                                                                    '[data-kind="leaf"]',)),
+            Step(("uncheck", "W1", ""), ('svg.autograd-graph[data-nodes="17"][data-leaves="3"]'
+                                         ':not(:has(g.node[data-label="W1 (4, 8)"]))',
+                                         'p.graph-summary[data-nodes="17"][data-saved-bytes="608"]',
+                                         '.graph-details[data-node-id=""]')),  # a new drawing drops the selection
+        ), shows="svg.autograd-graph, p.graph-summary, .graph-details"),
+        Widget("graph-explorer of a branch", ".graph-explorer:has(.widget-toggle-buttons)", (
+            Step(None, ('g.node[data-label="MeanBackward0"]', 'g.node[data-label="PowBackward0"]')),  # set from Python
+            Step(("click", 'button:text-is("x = [3, 1]")', ""), ('g.node[data-label="SumBackward0"]',
+                                                                  'g.node[data-label="ReluBackward0"]')),
+            Step(("uncheck", "w", ""), ('svg.autograd-graph[data-nodes="0"]', 'p.graph-summary[data-nodes="0"]')),
+        ), shows="svg.autograd-graph, p.graph-summary, g.node"),
+    ],
+    # Two memory monitors, told apart by their iteration counts after run-all: the evaluation pair (60), the
+    # training pair (40). Each is run again with fewer iterations: the box alone redraws nothing, Run does.
+    "notebooks/05_no_grad.ipynb": [
+        Widget("memory-monitor, evaluation", 'div.memory-monitor[data-planned="60"]', (
+            Step(None, ('div.memory-monitor[data-iterations="60"][data-running="false"]',
+                        # 165,888 more bytes and 7 more nodes every iteration (and 512 B, 4 nodes to start)
+                        '[data-series="buggy"][data-last-bytes="9953792"][data-last-nodes="424"]',
+                        '[data-series="fixed"][data-last-bytes="0"][data-last-nodes="0"]')),
+            Step(("fill", "iterations", "20"), ()),
+            Step(("click", 'button:text-is("Run")', ""), (
+                'div.memory-monitor[data-iterations="20"][data-planned="20"][data-running="false"]',
+                '[data-series="buggy"][data-iterations="20"][data-last-bytes="3318272"][data-last-nodes="144"]',
+                '[data-series="fixed"][data-iterations="20"][data-last-bytes="0"][data-last-nodes="0"]')),
+        ), shows="div.memory-monitor, [data-series]"),
+        Widget("memory-monitor, training", 'div.memory-monitor[data-planned="40"]', (
+            Step(None, ('div.memory-monitor[data-iterations="40"][data-running="false"]',
+                        '[data-series="buggy"][data-last-bytes="0"][data-last-nodes="284"]',  # nodes grow, bytes don't
+                        '[data-series="fixed"][data-last-bytes="0"][data-last-nodes="10"]')),
+            Step(("fill", "iterations", "10"), ()),
+            Step(("click", 'button:text-is("Run")', ""), (
+                'div.memory-monitor[data-iterations="10"][data-planned="10"][data-running="false"]',
+                '[data-series="buggy"][data-iterations="10"][data-last-bytes="0"][data-last-nodes="74"]')),
+        ), shows="div.memory-monitor, [data-series]"),
+    ],
+    "notebooks/06_modules.ipynb": [Widget("module-inspector", 'div.module-inspector[data-class="Zoo"]', (
+        Step(None, ('div.module-inspector[data-training="true"][data-devices="cpu"]',
+                    'tr[data-name="window"][data-kind="buffer"][data-saved="false"]',
+                    'tr[data-name="scale"][data-kind="unregistered"][data-saved="false"][data-device="cpu"]')),
+        Step(("select", "mode", ".eval()"), ('div.module-inspector[data-training="false"]',
+                                             'li.module-node[data-module="encoder"][data-training="false"]',
+                                             # inside the plain list: .eval() never reaches it
+                                             'li.hidden-module[data-module="extras[0].1"][data-training="true"]')),
+        Step(("select", "device", ".to('meta')"), (  # what the module registered moves; the rest stays
+            'div.module-inspector[data-devices="meta,cpu"]',
+            'tr[data-name="encoder.weight"][data-kind="parameter"][data-device="meta"]',
+            'tr[data-name="center"][data-kind="buffer"][data-device="meta"]',
+            'tr[data-name="scale"][data-kind="unregistered"][data-device="cpu"]',
+            'tr[data-name="extras[0].0.weight"][data-kind="unregistered"][data-device="cpu"]')),
+        Step(("select", "device", ".to('cpu')"), (  # meta has no data to copy back: the inspector restores it
+            'div.module-inspector[data-devices="cpu"]', 'tr[data-name="encoder.weight"][data-device="cpu"]',
+            'p.module-inspector-action:has-text("to_empty")')),
+    ), shows="div.module-inspector, p.module-inspector-action, li.module-node, tr[data-name]")],
+    "notebooks/07_checkpoints.ipynb": [Widget("checkpoint-inspector", "div.checkpoint-inspector", (
+        Step(None, ('div.checkpoint-inspector[data-safe="false"][data-file="downloaded_model.pt"]',
+                    'li.unsafe-global[data-global="utils.unsafe_pickle.raise_flag"]',
+                    'tr[data-key="model.weight"][data-kind="tensor"][data-shape="2, 4"][data-dtype="torch.float32"]'
+                    '[data-bytes="32"]')),
+        Step(("select", "file", "resume.pt"), ('div.checkpoint-inspector[data-safe="true"][data-file="resume.pt"]'
+                                               '[data-total-bytes="604"]:not(:has(li.unsafe-global))',
+                                               'tr[data-key="optimizer.state.0.exp_avg"][data-kind="tensor"]'
+                                               '[data-shape="8, 4"][data-bytes="128"]')),
+        Step(("select", "file", "exec_payload.pt"), ('div.checkpoint-inspector[data-safe="false"]'
+                                                     '[data-file="exec_payload.pt"]',
+                                                     'li.unsafe-global[data-global="builtins.exec"]')),
+        # my_checkpoint.pt is written after the inspector: only a rescan lists it
+        Step(("click", 'button:text-is("rescan folder")', ""), ('option:text-is("my_checkpoint.pt")',)),
+        Step(("select", "file", "my_checkpoint.pt"), ('div.checkpoint-inspector[data-safe="false"]'
+                                                      '[data-file="my_checkpoint.pt"]',
+                                                      'li.unsafe-global[data-global="datetime.date"]')),
+    ), shows="div.checkpoint-inspector, li.unsafe-global")],
 }
 
 
@@ -268,27 +358,54 @@ def check_widgets_render(page, panel) -> int:
     return wanted
 
 
+# What a failure quotes: each element as a selector of its data- attributes (the words of the
+# expectations), with its text when it has none.
+DESCRIBE = """elements => elements.slice(0, 40).map(e => e.tagName.toLowerCase()
+    + Array.from(e.classList, c => '.' + c).join('')
+    + (Array.from(e.attributes).filter(a => a.name.startsWith('data-')).map(a => `[${a.name}="${a.value}"]`).join('')
+       || ` "${e.textContent.replace(/\\s+/g, ' ').trim().slice(0, 120)}"`))"""
+
+
+def do_step(view, action: str, target: str, text: str) -> None:
+    """One input, as a person gives it: type into, pick from, tick or untick the control with that label,
+    or click what `target` selects (it must select one element)."""
+    if action == "click":
+        view.locator(target).click()
+        return
+    control = view.get_by_label(target, exact=True)
+    if action == "fill":
+        control.fill(text)
+        control.press("Enter")  # FloatText syncs on Enter or blur, not on every key
+    elif action == "select":
+        control.select_option(label=text)
+    elif action in ("check", "uncheck"):
+        control.set_checked(action == "check")
+    else:
+        raise ValueError(f"unknown step action {action!r}")
+
+
 def check_widget(page, panel, widget: Widget) -> None:
     """Walk a widget through its steps."""
-    outputs = panel.locator(".jp-OutputArea-output").filter(has=page.locator(f".jupyter-widgets {widget.hook}"))
-    expect(outputs, f"{widget.name} should render exactly once").to_have_count(1, timeout=WIDGET_S * 1000)
-    view = outputs.first
+    outputs = panel.locator(".jp-OutputArea-output")
+    mine = outputs.filter(has=page.locator(f"{widget.hook}:is(.jupyter-widgets, .jupyter-widgets *)"))
+    expect(mine, f"{widget.name} should render exactly once").to_have_count(1, timeout=WIDGET_S * 1000)
+    # Held by position from here on: a step may change what the hook matched (an iteration count).
+    view = outputs.nth(outputs.evaluate_all("(all, mine) => all.indexOf(mine)", mine.element_handle()))
     for step in widget.steps:
         if step.do:
-            action, label, text = step.do
-            control = view.get_by_label(label, exact=True)
-            if action == "fill":
-                control.fill(text)
-                control.press("Enter")  # FloatText syncs on Enter or blur, not on every key
-            else:
-                control.select_option(label=text)
+            try:
+                do_step(view, *step.do)
+            except PlaywrightError as error:  # a control gone or renamed: one line, not Playwright's call log
+                lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+                raise AssertionError(f"{widget.name}: could not {step.do}: {lines[0]} (last: {lines[-1]})") from None
         for selector in step.expect:
             try:
                 expect(view.locator(selector).first).to_be_attached(timeout=WIDGET_S * 1000)
             except AssertionError:  # say what the widget shows instead of Playwright's page dump
-                shown = view.locator(widget.hook).first.evaluate("e => e.outerHTML.slice(0, 300)")
+                quoted = widget.shows or widget.hook
+                shown = view.locator(quoted).evaluate_all(DESCRIBE) or [f"nothing that matches {quoted}"]
                 raise AssertionError(f"{widget.name} after {step.do or 'run-all'}: nothing matches {selector}; "
-                                     f"the widget shows {shown}") from None
+                                     "the widget shows:\n  " + "\n  ".join(shown)) from None
 
 
 def run_and_check(page, path: str, shot_prefix: str):
