@@ -1,5 +1,6 @@
 """What the tests need to drive the real course: notebooks on disk, nbgrader commands on a
 course directory, and student submissions built by script from the sources."""
+import contextlib
 import json
 import os
 import re
@@ -91,3 +92,44 @@ def write_notebook(nb: dict, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
     return path
+
+
+LAB_TOKEN = "course-test-token"
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_lab(root: Path, *extra_args: str):
+    """JupyterLab serving `root` on loopback with LAB_TOKEN, started the way ./course lab starts
+    it (from the folder, so nbgrader's extensions read its nbgrader_config.py); yields its URL."""
+    import time
+    import urllib.request
+    port = free_port()
+    log = open(root / "lab.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}", *extra_args]
+        + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
+        cwd=root, stdout=log, stderr=subprocess.STDOUT,
+        env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"))
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={LAB_TOKEN}", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise AssertionError(f"JupyterLab did not start:\n{(root / 'lab.log').read_text()[-3000:]}")
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()

@@ -2,33 +2,20 @@
 starts it: the page loads the nbgrader and widgets extensions, and the Validate button's
 endpoint gives the verdict the autograder's visible tests give."""
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from coursekit import ROOT, build_submission, read_notebook, write_notebook
+from coursekit import LAB_TOKEN as TOKEN, ROOT, build_submission, read_notebook, running_lab, write_notebook
 from scenarios import unit01
 
-TOKEN = "course-test-token"
 # Scenarios whose mistakes the visible tests catch, so Validate, which runs only those,
 # must agree with the autograder: pass exactly when the scenario loses nothing.
 # ("warns" prints to stderr: stock nbgrader's Validate would fail it.)
 STUDENTS = ["solution", "alternative_a", "alternative_b", "warns", "untouched", "len_as_numel",
             "size_not_called"]
 SCENARIOS = {s.student: s for s in unit01.SCENARIOS if s.student in STUDENTS}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def request(url, data=None, timeout=120):
@@ -45,28 +32,8 @@ def lab(course):
     for scenario in SCENARIOS.values():
         write_notebook(build_submission(source, release, scenario.answers),
                        course / "students" / f"{scenario.student}.ipynb")
-    port = free_port()
-    log = open(course / "lab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course}"]
-        + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
-        cwd=course, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                request(f"{base}/api/status", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail(f"JupyterLab did not start:\n{(course / 'lab.log').read_text()[-3000:]}")
+    with running_lab(course) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def test_lab_page_loads_the_nbgrader_and_widget_extensions(lab, covered):

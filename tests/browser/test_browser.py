@@ -7,11 +7,9 @@ One server, one browser, one notebook at a time: the whole module takes about 2.
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +17,8 @@ import pytest
 from playwright.sync_api import (Error as PlaywrightError, TimeoutError as PlaywrightTimeoutError, expect,
                                  sync_playwright)
 
-from coursekit import LESSONS, ROOT, SOURCE_NOTEBOOKS, build_submission, read_notebook, write_notebook
+from coursekit import (LAB_TOKEN as TOKEN, LESSONS, ROOT, SOURCE_NOTEBOOKS, build_submission, read_notebook,
+                       running_lab, write_notebook)
 
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
@@ -27,7 +26,6 @@ INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium
 # connections of a machine with no network.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run"]
-TOKEN = "browser-test-token"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 WIDGET_VIEW = ".jp-OutputArea-output > .jupyter-widgets:not(.jupyter-widgets-error-widget)"  # a drawn widget
 PAGE_ERRORS: list[str] = []  # uncaught exceptions in the page: a widget's front end that broke
@@ -183,12 +181,6 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
 
 # ---- the course folder, the server and the browser ----
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def assignment_paths() -> list[tuple[str, str]]:
     return [(nb.parent.name, nb.name) for nb in SOURCE_NOTEBOOKS]
 
@@ -235,31 +227,9 @@ def lab_root(tmp_path_factory):
 def lab(lab_root):
     """JupyterLab on loopback with a token, started the way ./course lab starts it, plus
     window.jupyterapp for the tests; its own settings and workspaces, so nothing of ~/.jupyter leaks in."""
-    port = free_port()
-    log = open(lab_root / "lab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={lab_root}", "--expose-app-in-browser",
-         f"--LabApp.user_settings_dir={lab_root / '.lab-settings'}",
-         f"--LabApp.workspaces_dir={lab_root / '.lab-workspaces'}"]
-        + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
-        cwd=lab_root, stdout=log, stderr=subprocess.STDOUT,
-        env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"))
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail(f"JupyterLab did not start:\n{(lab_root / 'lab.log').read_text()[-3000:]}")
+    with running_lab(lab_root, "--expose-app-in-browser", f"--LabApp.user_settings_dir={lab_root / '.lab-settings'}",
+                     f"--LabApp.workspaces_dir={lab_root / '.lab-workspaces'}") as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 @pytest.fixture(scope="module")
