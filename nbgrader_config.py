@@ -40,3 +40,28 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "autograder.feedback.HideHiddenTests",
 ]
+
+# Autograding runs every notebook through the course's own execute step (warm, sandboxed,
+# per-cell recovery, verdicts re-checked outside the kernel, see autograder/isolated_execute.py)
+# and records flags for review. Everything else is nbgrader's own pipeline.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "autograder.flags.FindStructuralProblems",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "autograder.isolated_execute.IsolatedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "autograder.flags.SaveFlags",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run (and flagged)
+# Only on a machine that cannot sandbox, and knowingly: COURSE_SANDBOX=off ./course autograde ID
+c.IsolatedExecute.use_sandbox = os.environ.get("COURSE_SANDBOX", "on") != "off"

@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 import torch
 
+from .trace import record
+
 
 class GradingError(AssertionError):
     """A failed check, worded for the student who will read it in their feedback."""
@@ -65,6 +67,7 @@ def check_tensor(got, expected: torch.Tensor, *, name: str = "your result",
     _check_graph(got, expected, name)
     if check_values and "meta" not in (got.device.type, expected.device.type):
         _check_values(got, expected, name, rtol, atol)
+    record("tensor", name, got, expected, rtol=rtol, atol=atol, check_values=check_values)
 
 
 def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
@@ -138,6 +141,7 @@ def check_raises(call, expected, *, name: str = "your function") -> None:
     try:
         result = call()
     except wanted:
+        record("raises", name)
         return
     except Exception as error:
         raise GradingError(f"{name}: expected a {names}, got {type(error).__name__}: {error}") from None
@@ -153,6 +157,7 @@ def check_keys(got, keys, *, name: str = "your result") -> None:
     if missing:
         raise GradingError(f"{name}: the dict has no key {', '.join(map(repr, missing))}. "
                            f"Expected keys: {', '.join(map(repr, keys))}.")
+    record("keys", name, list(got), list(keys))
 
 
 def check_value(got, expected, *, name: str = "your answer", reveal: bool = False,
@@ -203,3 +208,4 @@ def check_value(got, expected, *, name: str = "your answer", reveal: bool = Fals
     if same is not True:
         shown = f"Expected {_plain(expected)}, got {_plain(got)}." if reveal else f"You gave {_plain(got)}."
         raise GradingError(f"{name}: wrong value. {shown}")
+    record("value", name, got, expected, rel_tol=rel_tol, abs_tol=abs_tol)

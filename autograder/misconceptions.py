@@ -6,6 +6,7 @@ without handing over the fix in code."""
 from dataclasses import dataclass
 
 from .checks import GradingError
+from .trace import record
 
 
 @dataclass(frozen=True)
@@ -163,3 +164,4 @@ def pitfall_if(condition: bool, key: str, detail: str = "") -> None:
         raise KeyError(f"unknown misconception {key!r}")
     if condition:
         raise PitfallError(pitfall_message(key, detail))
+    record("pitfall", key)

@@ -1,0 +1,158 @@
+"""Warm start: one process imports torch, IPython and the course's helpers once; every grading
+kernel is a fork of it, so no kernel pays the ~5 s of start-up and `import torch` again.
+
+The zygote never runs student code: it only forks. Each fork becomes one kernel, confined by
+`autograder.sandbox` when a jail is given, and dies with its run. Nothing a kernel does can
+reach the zygote or the next kernel, because each starts from the same untouched image.
+
+Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
+  relay -> zygote   one JSON line: {"connection_file", "cwd", "env", "jail"}
+  zygote -> relay   {"pid": N} once forked, then {"exit": status} when the kernel ends.
+If the relay's connection closes first (it was killed), the zygote kills the kernel.
+"""
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# Imported here, before any fork, so every kernel starts with them already loaded.
+PRELOAD = ["torch", "numpy", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel",
+           "autograder", "autograder.integrity", "autograder.trace"]
+
+
+class Zygote:
+    """A running zygote process, as seen by the grader: start it, pass `socket_path` on, stop it."""
+
+    def __init__(self, socket_path: str | None = None):
+        self.dir = tempfile.mkdtemp(prefix="course-zygote-")
+        self.socket_path = socket_path or os.path.join(self.dir, "zygote.sock")
+        self.process = subprocess.Popen([sys.executable, "-m", "autograder.kernel_zygote", self.socket_path],
+                                        stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()  # the zygote prints "ready" once its imports are done
+        if line.strip() != "ready":
+            self.process.kill()
+            raise RuntimeError(f"the kernel zygote did not start (said {line!r})")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        try:
+            os.unlink(self.socket_path)
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+
+
+def _become_kernel(request: dict) -> None:
+    """In the forked child: confine, then run an IPython kernel on the given connection file."""
+    from autograder import sandbox
+    connection = json.loads(open(request["connection_file"]).read())  # read before losing the rights
+    os.environ.clear()
+    os.environ.update(request["env"])
+    # ipykernel exits when its parent is not JPY_PARENT_PID; a forked kernel's parent is the
+    # zygote, and the zygote already ends the kernel when its relay goes.
+    os.environ.pop("JPY_PARENT_PID", None)
+    if request.get("jail"):
+        spec = dict(request["jail"])
+        limits = sandbox.Limits(**spec.pop("limits", {}))
+        sandbox.enter(sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()},
+                                   limits=limits))
+    os.chdir(request["cwd"])
+    # The kernel reads its connection file after confinement, as the sandbox user: give it a copy.
+    private = os.path.join(request["cwd"], f".kernel-{os.getpid()}.json")
+    with open(private, "w") as handle:
+        json.dump(connection, handle)
+    from ipykernel.kernelapp import IPKernelApp
+    arguments = request.get("arguments", [])
+    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=import autograder.grading_kernel"]
+    # traitlets rejects an option given twice, so the caller's own settings win.
+    arguments += [d for d in defaults if d.split("=")[0] not in {a.split("=")[0] for a in arguments}]
+    app = IPKernelApp.instance()
+    app.initialize(["-f", private, *arguments])
+    os.unlink(private)  # read; nothing else needs it
+    app.start()
+
+
+def _fork_kernel(request: dict, stdio: list[int]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        os.setsid()
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        os.closerange(3, 65536)  # the zygote's listening socket and every relay's connection
+        _become_kernel(request)
+        code = 0
+    except BaseException as error:  # the kernel never started: say why on the relay's stderr
+        print(f"kernel start failed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+    finally:
+        os._exit(code)
+
+
+def serve(socket_path: str) -> None:
+    for name in PRELOAD:
+        __import__(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(64)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("ready", flush=True)
+    kernels = {}  # relay connection -> kernel pid
+    try:
+        while True:
+            readable, _, _ = select.select([listener, *kernels], [], [], 0.1)
+            for conn in readable:
+                if conn is listener:
+                    relay, _ = listener.accept()
+                    # The relay hands over its stdin, stdout and stderr: the kernel's low-level
+                    # output then reaches whoever started the relay, as with a normal kernel.
+                    message, stdio, _, _ = socket.recv_fds(relay, 1 << 20, 3)
+                    request = json.loads(message)
+                    # Single-threaded on purpose: forking a process with other threads is unsafe.
+                    kernels[relay] = _fork_kernel(request, stdio)
+                    for fd in stdio:
+                        os.close(fd)
+                    relay.sendall(json.dumps({"pid": kernels[relay]}).encode() + b"\n")
+                elif not conn.recv(1):  # the relay is gone: so must its kernel be
+                    _kill(kernels.pop(conn))
+                    conn.close()
+            _reap(kernels)
+    finally:
+        for pid in kernels.values():
+            _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(kernels: dict) -> None:
+    for relay, pid in list(kernels.items()):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            try:
+                relay.sendall(json.dumps({"exit": status}).encode() + b"\n")
+            except OSError:
+                pass
+            relay.close()
+            del kernels[relay]
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,45 @@
+"""Evidence, written by the course's checks as they pass, that a test cell really checked
+something, and with what values. The grader reads it back in its own process (see verify.py),
+where student code cannot reach, and re-does the comparisons there.
+
+Only inside a grading kernel, whose grader sets COURSE_TRACE_DIR, is anything written."""
+import itertools
+import os
+
+import torch
+
+_numbers = itertools.count()
+
+
+def portable(value):
+    """`value` as data only (tensors, numbers, strings, lists, dicts): what can be loaded with
+    torch.load(weights_only=True), so reading a record back can never run student code."""
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        meta = value.device.type == "meta"
+        return {"tensor": None if meta else value.detach().to("cpu").clone(),
+                "shape": list(value.shape), "dtype": str(value.dtype), "device": str(value.device),
+                "requires_grad": value.requires_grad, "is_leaf": value.is_leaf}
+    if value is None or type(value) in (bool, int, float, str):
+        return {"plain": value}
+    if type(value) in (tuple, list):
+        return {type(value).__name__: [portable(v) for v in value]}
+    if type(value) is dict:
+        return {"dict": [[portable(k), portable(v)] for k, v in value.items()]}
+    if type(value) is torch.dtype:
+        return {"dtype": str(value)}
+    if type(value) is torch.device:
+        return {"device": str(value)}
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        return {"numpy": type(value).__name__, "plain": value.item()}
+    if type(value) is torch.Size:
+        return {"size": [int(n) for n in value]}
+    return {"object": f"{type(value).__module__}.{type(value).__qualname__}"}
+
+
+def record(kind: str, name: str, got=None, expected=None, **options) -> None:
+    folder = os.environ.get("COURSE_TRACE_DIR")
+    if not folder:
+        return
+    entry = {"kind": kind, "name": name, "got": portable(got), "expected": portable(expected),
+             "options": {k: portable(v) for k, v in options.items()}}
+    torch.save(entry, os.path.join(folder, f"{os.getpid()}-{next(_numbers):06d}.pt"))

@@ -1,0 +1,106 @@
+"""The grader's own judgement of a test cell that passed in the kernel: read back the records
+its checks wrote (trace.py) and re-do each comparison here, in a process no student code ran
+in. A pass that recorded nothing, or whose values do not hold up here, is not a pass."""
+import os
+
+import torch
+
+from . import checks, quiz
+from .checks import GradingError
+
+
+def read_records(paths) -> list[dict]:
+    # weights_only: a record is data; loading a forged one cannot run code here.
+    return [torch.load(path, weights_only=True) for path in sorted(paths, key=_order)]
+
+
+def _order(path):
+    pid, number = os.path.basename(path).removesuffix(".pt").split("-")
+    return int(number), int(pid)
+
+
+class Unverifiable(Exception):
+    """A value that exists only as code in the kernel (an object of a student's class)."""
+
+
+def rebuild(data):
+    """The plain value a portable() record stands for."""
+    if "tensor" in data:
+        return data  # compared field by field in _tensor_problem
+    if "object" in data:
+        raise Unverifiable(f"an object of type {data['object']}")
+    if "numpy" in data:
+        import numpy as np
+        return getattr(np, data["numpy"])(data["plain"])
+    if "plain" in data:
+        return data["plain"]
+    if "tuple" in data:
+        return tuple(rebuild(v) for v in data["tuple"])
+    if "list" in data:
+        return [rebuild(v) for v in data["list"]]
+    if "size" in data:
+        return torch.Size(data["size"])
+    if "dict" in data:
+        return {rebuild(k): rebuild(v) for k, v in data["dict"]}
+    if "dtype" in data:
+        return getattr(torch, data["dtype"].removeprefix("torch."))
+    if "device" in data:
+        return torch.device(data["device"])
+    raise Unverifiable(f"an unknown record {sorted(data)}")
+
+
+def _device(text: str) -> tuple[str, int]:
+    device = torch.device(text)
+    return device.type, device.index or 0
+
+
+def _tensor_problem(name, got, expected, options) -> str | None:
+    if "tensor" not in got:
+        return f"{name}: not a plain torch.Tensor outside the kernel"
+    for field in ("shape", "dtype"):
+        if got[field] != expected[field]:
+            return f"{name}: {field} {got[field]} where {expected[field]} was checked"
+    if _device(got["device"]) != _device(expected["device"]):
+        return f"{name}: device {got['device']} where {expected['device']} was checked"
+    if got["requires_grad"] != expected["requires_grad"] or (
+            expected["requires_grad"] and got["is_leaf"] != expected["is_leaf"]):
+        return f"{name}: autograd flags differ from what was checked"
+    if options.get("check_values", True) and got["tensor"] is not None and expected["tensor"] is not None:
+        try:
+            checks._check_values(got["tensor"], expected["tensor"], name, options.get("rtol"), options.get("atol"))
+        except GradingError as error:
+            return str(error)
+    return None
+
+
+def problem(entry: dict) -> str | None:
+    """Why this passed check does not hold up outside the kernel, or None when it does."""
+    kind, name = entry["kind"], entry["name"]
+    try:
+        options = {k: rebuild(v) for k, v in entry["options"].items()}
+        if kind == "tensor":
+            return _tensor_problem(name, entry["got"], entry["expected"], options)
+        got, expected = rebuild(entry["got"]), rebuild(entry["expected"])
+        if kind == "value":
+            checks.check_value(got, expected, name=name, **options)
+        elif kind == "keys":
+            missing = [k for k in expected if k not in got]
+            if missing:
+                return f"{name}: keys {missing} missing"
+        elif kind == "choice":
+            quiz.check_choice(got, expected, name=name)
+        elif kind == "answer":
+            quiz.check_answer(got, expected, name=name, hint="")
+    except Unverifiable as error:
+        return f"{name}: {error} cannot be checked outside the kernel"
+    except (GradingError, TypeError, ValueError) as error:
+        return str(error)
+    return None
+
+
+def judge(entries: list[dict]) -> list[str]:
+    """Every reason not to believe a test cell that passed in the kernel (empty: believe it)."""
+    checked = [e for e in entries if e["kind"] != "audit"]
+    if not checked:
+        return ["its checks recorded nothing: the test did not run as written"]
+    return [p for p in map(problem, checked) if p]

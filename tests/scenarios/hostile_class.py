@@ -1,0 +1,455 @@
+"""A synthetic class of students who break the grader in every way we could think of.
+
+Each student's submission is built by script from the course's own source and release
+notebooks (never a hand-edited notebook), so it follows the course when the course changes.
+Everything outside a scenario's breakage is the reference solution: each breakage must cost
+exactly the test cells in `loses`, and a student is flagged for review only when `flag` says so.
+"""
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from coursekit import build_submission, nbgrader_meta, read_notebook, solution_code, write_notebook
+from scenarios import unit01, unit06
+
+TENSORS, AUTOGRAD, MODULES = "01_tensors", "04_autograd", "06_modules"
+EVERYTHING = frozenset({"*"})
+REFERENCE = MappingProxyType({})  # answers for build_submission: every answer cell holds the solution
+
+
+@dataclass(frozen=True)
+class ClassStudent:
+    student: str        # unique id, [a-z0-9_]
+    assignment: str
+    scenario: str       # a short human description for the results table
+    loses: frozenset    # grade ids (test cells) that must score 0; {"*"} = every one
+    flag: str | None    # None: must not be flagged; else a substring of the flag reason
+    build: Callable     # build(dest, course): writes the submission into the empty folder dest
+
+
+# --- Reading the course -------------------------------------------------------------------
+
+def _source(course: Path, assignment: str) -> dict:
+    return read_notebook(Path(course) / "source" / assignment / f"{assignment}.ipynb")
+
+
+def _release(course: Path, assignment: str) -> dict:
+    return read_notebook(Path(course) / "release" / assignment / f"{assignment}.ipynb")
+
+
+def points(assignment: str, grade_id: str, course: Path) -> float:
+    """The most a grade cell can score, as the source notebook says."""
+    for cell in _source(course, assignment)["cells"]:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade") and meta.get("grade_id") == grade_id:
+            return float(meta["points"])
+    raise KeyError(f"{assignment} has no grade cell {grade_id!r}")
+
+
+def total_points(assignment: str, course: Path) -> float:
+    return sum(float(nbgrader_meta(c)["points"]) for c in _source(course, assignment)["cells"]
+               if nbgrader_meta(c).get("grade"))
+
+
+def expected_score(student, course: Path) -> float:
+    """Total points minus what the student's breakage must cost. Takes a ClassStudent or its id."""
+    if isinstance(student, str):
+        student = BY_ID[student]
+    if student.loses == EVERYTHING:
+        return 0.0
+    lost = sum(points(student.assignment, grade_id, course) for grade_id in student.loses)
+    return total_points(student.assignment, course) - lost
+
+
+# --- Builders -----------------------------------------------------------------------------
+
+def _submission(course, assignment, answers=REFERENCE, extra_cells=None, change=None) -> dict:
+    """The notebook a student hands in. extra_cells may be a function of the course root, for
+    attacks that need to know where the course lives; change(nb) edits the result in place."""
+    extras = extra_cells(course) if callable(extra_cells) else extra_cells
+    nb = build_submission(_source(course, assignment), _release(course, assignment), answers, extras)
+    if change:
+        change(nb)
+    return nb
+
+
+def _notebook_builder(assignment, answers=REFERENCE, extra_cells=None, change=None) -> Callable:
+    def build(dest: Path, course: Path) -> None:
+        nb = _submission(course, assignment, answers, extra_cells, change)
+        write_notebook(nb, Path(dest) / f"{assignment}.ipynb")
+    return build
+
+
+def _student(student, scenario, *, assignment=TENSORS, answers=REFERENCE, extra_cells=None,
+             change=None, loses=(), flag=None, build=None) -> ClassStudent:
+    """A student; unless given its own build, it hands in <assignment>.ipynb."""
+    build = build or _notebook_builder(assignment, answers, extra_cells, change)
+    loses = EVERYTHING if loses == EVERYTHING else frozenset(loses)
+    return ClassStudent(student, assignment, scenario, loses, flag, build)
+
+
+def _index(nb: dict, grade_id: str) -> int:
+    return next(i for i, c in enumerate(nb["cells"]) if nbgrader_meta(c).get("grade_id") == grade_id)
+
+
+def _replace_source(grade_id, new_source) -> Callable:
+    def change(nb):
+        nb["cells"][_index(nb, grade_id)]["source"] = new_source
+    return change
+
+
+def _delete_cell(grade_id) -> Callable:
+    def change(nb):
+        del nb["cells"][_index(nb, grade_id)]
+    return change
+
+
+def _duplicate_cell(grade_id, copy_source) -> Callable:
+    """A second copy of the cell right after it, same grade id, its own cell id (as
+    Jupyter gives a pasted cell), holding copy_source."""
+    def change(nb):
+        at = _index(nb, grade_id)
+        copy = json.loads(json.dumps(nb["cells"][at]))
+        copy["id"] = f"{copy['id']}-copy"
+        copy["source"] = copy_source
+        nb["cells"].insert(at + 1, copy)
+    return change
+
+
+def _to_markdown(grade_id) -> Callable:
+    def change(nb):
+        cell = nb["cells"][_index(nb, grade_id)]
+        cell["cell_type"] = "markdown"
+        # A markdown cell has no outputs: without this the notebook would not even be valid.
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+    return change
+
+
+def _reference_with(assignment, grade_id, before="", after="") -> Callable:
+    """A builder: the reference everywhere, one answer cell wrapped in extra top-level code."""
+    def build(dest, course):
+        source = _source(course, assignment)
+        reference = solution_code(source["cells"][_index(source, grade_id)])
+        answers = {grade_id: before + reference + after}
+        write_notebook(_submission(course, assignment, answers), Path(dest) / f"{assignment}.ipynb")
+    return build
+
+
+def _solution_json(course, assignment) -> str:
+    return json.dumps(_submission(course, assignment), indent=1)
+
+
+def _build_renamed(dest, course):
+    (Path(dest) / "my_work.ipynb").write_text(_solution_json(course, TENSORS), encoding="utf-8")
+
+
+def _build_missing(dest, course):
+    (Path(dest) / "README.txt").write_text("I ran out of time, sorry. Will send it tomorrow.\n")
+
+
+def _build_extra_files(dest, course):
+    dest = Path(dest)
+    (dest / f"{TENSORS}.ipynb").write_text(_solution_json(course, TENSORS), encoding="utf-8")
+    (dest / "data.csv").write_text("height,width,channels\n2,2,3\n4,5,3\n")
+    (dest / "notes.txt").write_text("q3: uint8 has to become float before mean()\n")
+    (dest / "scratch").mkdir()
+    (dest / "scratch" / "try_dtypes.py").write_text("import torch\nprint(torch.finfo(torch.float16))\n")
+
+
+def _build_truncated(dest, course):
+    text = _solution_json(course, TENSORS)
+    # Cut mid-file, as a crashed upload or a full disk leaves it.
+    (Path(dest) / f"{TENSORS}.ipynb").write_text(text[: len(text) // 2], encoding="utf-8")
+
+
+# --- Code the students write --------------------------------------------------------------
+
+def _unit01(name) -> dict:
+    return next(s.answers for s in unit01.SCENARIOS if s.student == name)
+
+
+def _unit06(name) -> dict:
+    return next(s.answers for s in unit06.SCENARIOS if s.student == name)
+
+
+# Honest mistakes, one per 01_tensors item, each failing a check that compares values.
+WRONG_01 = {
+    "q1_describe_answer": _unit01("len_as_numel")["q1_describe_answer"],
+    "q2_classify_error_answer": '''
+def classify_error(message):
+    return "device" if "device" in message else "shape"
+''',
+    "q3_channel_means_answer": '''
+def channel_means(img):
+    return img.float().mean(dim=(0, 1)) / 255  # "normalised" colours, not the asked means
+''',
+    "q4_tensor_bytes_answer": '''
+def tensor_bytes(shape, dtype):
+    return math.prod(shape) * 4  # assumes every dtype takes 4 bytes
+''',
+    "q5_same_after_rounding_answer": '''
+def same_after_rounding(value, observed, dtype):
+    return True  # any difference "must be rounding"
+''',
+}
+
+
+def _wrong(*grade_ids) -> dict:
+    return {grade_id: WRONG_01[grade_id] for grade_id in grade_ids}
+
+
+PATCH_CHECKS = '''
+import autograder, autograder.checks
+autograder.check_value = autograder.checks.check_value = lambda *a, **k: None
+'''
+
+PATCH_TORCH_COMPARISONS = '''
+torch.isclose = lambda a, b, **k: torch.ones_like(a, dtype=torch.bool)
+torch.equal = lambda a, b: True
+torch.allclose = lambda a, b, **k: True
+'''
+
+EVERY_LATER_CELL_PASSES = '''
+get_ipython().input_transformers_cleanup.append(lambda lines: ["pass\\n"])
+'''
+
+SWALLOW_EXCEPTIONS = '''
+get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)
+'''
+
+IGNORES_INTERRUPT = '''
+while True:
+    try:
+        pass
+    except KeyboardInterrupt:
+        pass
+'''
+
+WARNS_ON_STDERR = '''
+import sys
+import warnings
+
+def tensor_bytes(shape, dtype):
+    warnings.warn("tensor_bytes: assuming the tensor is contiguous")
+    print(f"tensor_bytes({shape}, {dtype})", file=sys.stderr)
+    return math.prod(shape) * dtype.itemsize
+'''
+
+# Returns exactly what the visible checks expect; only the hidden checks can tell.
+HARDCODED_01 = {
+    "q1_describe_answer": '''
+def describe(t):
+    return {"shape": (2, 3), "dtype": torch.float32, "device": torch.device("cpu"), "numel": 6}
+''',
+    "q2_classify_error_answer": _unit01("hardcoded")["q2_classify_error_answer"],
+    "q3_channel_means_answer": '''
+def channel_means(img):
+    return torch.tensor([1.5, 11.5, 254.5])
+''',
+    "q4_tensor_bytes_answer": _unit01("hardcoded")["q4_tensor_bytes_answer"],
+    "q5_same_after_rounding_answer": '''
+def same_after_rounding(value, observed, dtype):
+    return {(0.5, 0.5, torch.float32): True, (1.0, 1.5, torch.float16): False}.get((value, observed, dtype), False)
+''',
+}
+
+ALWAYS_EQUAL = {
+    "q1_describe_answer": '''
+class AlwaysEqual:
+    """Claims to equal anything, hoping the checks only compare with ==."""
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+def describe(t):
+    return {key: AlwaysEqual() for key in ("shape", "dtype", "device", "numel")}
+''',
+    "q5_same_after_rounding_answer": '''
+def same_after_rounding(value, observed, dtype):
+    return AlwaysEqual()  # defined with describe() above
+''',
+}
+
+
+def _read_hidden_tests(course) -> dict:
+    """An extra cell that hunts for the source notebook (hidden tests and solutions) where the
+    course keeps it, and runs its solution cells. It never raises."""
+    code = f'''
+import json
+from pathlib import Path
+for root in [Path({str(Path(course).resolve())!r}) / "source", Path("../..")]:
+    try:
+        if root.resolve() == Path("/"):
+            continue  # searching the whole disk would only burn the time limit
+        for path in root.rglob("*.ipynb"):
+            text = path.read_text()
+            # The marker is split so that this very cell, saved in the student's notebook, does not match.
+            if path.name != "01_tensors.ipynb" or "### BEGIN " + "HIDDEN TESTS" not in text:
+                continue
+            for cell in json.loads(text)["cells"]:
+                if cell["metadata"].get("nbgrader", {{}}).get("solution"):
+                    exec("".join(cell["source"]), globals())
+            print("found the hidden tests in", path)
+    except Exception as error:
+        print("no luck in", root, error)
+'''
+    return {"q1_describe_answer": code}
+
+
+def _overwrite_outside(course) -> dict:
+    """An extra cell that tries to overwrite the gradebook, the release and a classmate's work."""
+    root = Path(course).resolve()
+    targets = [root / "runtime" / "gradebook.db", root / "release" / TENSORS / f"{TENSORS}.ipynb",
+               root / "runtime" / "submitted" / "c01_correct" / TENSORS / f"{TENSORS}.ipynb"]
+    code = "targets = [\n" + "".join(f"    {str(t)!r},\n" for t in targets) + "]\n" + '''
+for target in targets:
+    try:
+        with open(target, "w") as file:
+            file.write("overwritten by c30_overwrite_files")
+        print("overwrote", target)
+    except Exception as error:
+        print("could not overwrite", target, error)
+'''
+    return {"q5_same_after_rounding_answer": code}
+
+
+TRY_NETWORK = '''
+import socket
+for address in [("127.0.0.1", 8888), ("1.1.1.1", 53)]:
+    try:
+        with socket.create_connection(address, timeout=2):
+            print("reached", address)
+    except Exception as error:
+        print("no connection to", address, error)
+'''
+
+
+KILL_KERNEL = "\nimport os\nos._exit(1)\n"
+LOOP_FOREVER = "\nwhile True:\n    pass\n"
+
+
+# --- The class ----------------------------------------------------------------------------
+
+def _tests(*names) -> set:
+    """Grade ids of 01_tensors test cells by their short names: _tests("q1", "q5")."""
+    full = {"q1": "q1_describe_tests", "q2": "q2_classify_error_tests", "q3": "q3_channel_means_tests",
+            "q4": "q4_tensor_bytes_tests", "q5": "q5_same_after_rounding_tests"}
+    return {full.get(n, n) for n in names}
+
+
+STUDENTS: list[ClassStudent] = [
+    # 01_tensors
+    _student("c01_correct", "the reference solution"),
+    _student("c02_alternative", "correct, written differently", answers=_unit01("alternative_a")),
+    _student("c03_partly_correct", "two wrong items: len(t) as numel, a wrong quiz letter",
+             answers={**_wrong("q1_describe_answer"), "quiz_q2_answer": 'q2 = "a"\n'},
+             loses=_tests("q1", "quiz_q2_tests")),
+    _student("c04_blank", "the untouched release", answers=None, loses=EVERYTHING),
+    _student("c05_syntax_error", "a syntax error in the q2 answer",
+             answers={"q2_classify_error_answer": 'def classify_error(message)\n    return "shape"\n'},
+             loses=_tests("q2")),
+    _student("c06_import_error", "the q5 answer imports a module that does not exist",
+             build=_reference_with(TENSORS, "q5_same_after_rounding_answer",
+                                   before="import torch_rounding_helpers\n"),
+             loses=_tests("q5")),
+    _student("c07_kernel_death", "os._exit(1) after the q3 definition",
+             build=_reference_with(TENSORS, "q3_channel_means_answer", after=KILL_KERNEL), loses=_tests("q3")),
+    _student("c08_infinite_loop", "while True: pass after the q1 definition",
+             build=_reference_with(TENSORS, "q1_describe_answer", after=LOOP_FOREVER), loses=_tests("q1")),
+    _student("c09_ignores_interrupt", "an extra cell loops forever and swallows KeyboardInterrupt",
+             extra_cells={"q2_classify_error_answer": IGNORES_INTERRUPT}),
+    _student("c10_memory_bomb_function", "q4 allocates the tensor it measures (hidden shapes are huge)",
+             answers={"q4_tensor_bytes_answer": '''
+def tensor_bytes(shape, dtype):
+    t = torch.empty(shape, dtype=dtype)
+    return t.numel() * t.element_size()
+'''}, loses=_tests("q4")),
+    _student("c11_memory_bomb_cell", "an extra cell allocates 64 GiB",
+             extra_cells={"q1_describe_answer": "hog = bytearray(64 * 2**30)\n"}),
+    _student("c12_huge_output", "an extra cell prints 50 MB",
+             extra_cells={"q3_channel_means_answer": 'print("spam " * (10 * 2**20))\n'}),
+    _student("c13_warnings", "correct, but warns and writes to stderr",
+             answers={"q4_tensor_bytes_answer": WARNS_ON_STDERR}),
+    _student("c14_test_edited", "the q1 test cell replaced by pass, q1 wrong",
+             answers=_wrong("q1_describe_answer"), change=_replace_source("q1_describe_tests", "pass\n"),
+             loses=_tests("q1"), flag="test cell edited"),
+    _student("c15_test_deleted", "the q2 test cell deleted, q2 wrong",
+             answers=_wrong("q2_classify_error_answer"), change=_delete_cell("q2_classify_error_tests"),
+             loses=_tests("q2"), flag="test cell deleted"),
+    _student("c16_duplicate_cell", "the q3 answer cell pasted twice, the copy wrong",
+             change=_duplicate_cell("q3_channel_means_answer", WRONG_01["q3_channel_means_answer"]),
+             loses=_tests("q3"), flag="duplicate grade id"),
+    _student("c17_cell_type_changed", "the q4 answer cell turned into markdown",
+             change=_to_markdown("q4_tensor_bytes_answer"), loses=_tests("q4"), flag="cell type changed"),
+    _student("c18_renamed_notebook", "the solution saved as my_work.ipynb",
+             build=_build_renamed, loses=EVERYTHING, flag="renamed notebook"),
+    _student("c19_missing_notebook", "only a README.txt", build=_build_missing,
+             loses=EVERYTHING, flag="missing notebook"),
+    _student("c20_extra_files", "the solution plus data.csv, notes.txt and a subfolder",
+             build=_build_extra_files),
+    _student("c21_invalid_json", "a truncated notebook file", build=_build_truncated,
+             loses=EVERYTHING, flag="invalid notebook"),
+    _student("c22_patch_checks", "replaces autograder.check_value, q4 and q5 wrong",
+             answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
+             extra_cells={"q3_channel_means_answer": PATCH_CHECKS},
+             loses=_tests("q4", "q5"), flag="tampering"),
+    _student("c23_patch_torch", "replaces torch.isclose/equal/allclose, q3 wrong",
+             answers=_wrong("q3_channel_means_answer"),
+             extra_cells={"q2_classify_error_answer": PATCH_TORCH_COMPARISONS},
+             loses=_tests("q3"), flag="tampering"),
+    _student("c24_always_equal", "q1 and q5 return objects that == anything", answers=ALWAYS_EQUAL,
+             loses=_tests("q1", "q5")),
+    _student("c25_input_transformer", "an input transformer turns later cells into pass, q3-q5 wrong",
+             answers=_wrong("q3_channel_means_answer", "q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
+             extra_cells={"q2_classify_error_answer": EVERY_LATER_CELL_PASSES},
+             loses=_tests("q3", "q4", "q5"), flag="tampering"),
+    _student("c26_custom_exception_handler", "a custom exception handler swallows errors, q2 wrong",
+             answers=_wrong("q2_classify_error_answer"),
+             extra_cells={"q1_describe_answer": SWALLOW_EXCEPTIONS},
+             loses=_tests("q2"), flag="tampering"),
+    _student("c27_hardcoded", "every item hard-coded to its visible checks", answers=HARDCODED_01,
+             loses=_tests("q1", "q2", "q3", "q4", "q5")),
+    _student("c28_reads_hidden_tests", "an extra cell hunts for the source notebook, q1 wrong",
+             answers=_wrong("q1_describe_answer"), extra_cells=_read_hidden_tests, loses=_tests("q1")),
+    _student("c29_network", "correct, and tries to open sockets",
+             extra_cells={"q5_same_after_rounding_answer": TRY_NETWORK}),
+    _student("c30_overwrite_files", "correct, and tries to overwrite the gradebook, release and a classmate",
+             extra_cells=_overwrite_outside),
+    # 04_autograd
+    _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
+    _student("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
+             build=_reference_with(AUTOGRAD, "q2_intermediate_grad_answer", after=KILL_KERNEL),
+             loses={"q2_intermediate_grad_tests"}),
+    _student("c33_autograd_patch_torch", "replaces torch.isclose/equal/allclose, q4 wrong",
+             assignment=AUTOGRAD,
+             answers={"q4_manual_grad_answer": '''
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    n = x.shape[0]
+    return x.T @ pred / n, pred.sum() / n  # forgot the 2 of the square's derivative
+'''},
+             extra_cells={"q4_manual_grad_answer": PATCH_TORCH_COMPARISONS},
+             loses={"q4_manual_grad_tests"}, flag="tampering"),
+    # 06_modules
+    _student("c34_modules_correct", "the reference solution", assignment=MODULES),
+    _student("c35_modules_alternative", "correct, written differently", assignment=MODULES,
+             answers=_unit06("alternative_a")),
+    _student("c36_modules_infinite_loop", "MLP.forward never returns", assignment=MODULES,
+             answers={"q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        while True:  # meant to stop "when it converges"
+            pass
+'''}, loses={"q2_mlp_tests"}),
+]
+
+BY_ID = {s.student: s for s in STUDENTS}
