@@ -1,0 +1,308 @@
+"""Tests for autograder/sandbox.py: a forked child enters a sandbox, tries to cross one limit
+and reports what happened through a pipe. Each test first shows that the same action works
+outside the sandbox where that means something, so no test can pass because the action was
+impossible anyway. The work directories live under pytest's tmp_path, so under /tmp, which
+the sandbox covers with its own tmpfs: they exercise the re-exposing of paths under /tmp."""
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import pwd
+import re
+import signal
+import socket
+import struct
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+from autograder.sandbox import Jail, Limits, SandboxError
+
+REPO = Path(__file__).resolve().parents[2]
+NOBODY = pwd.getpwnam("nobody")
+IN_CI = os.environ.get("CI") == "true"
+# CI runs as root, so there a missing sandbox is a failure, not a reason to skip.
+pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
+                                reason=f"{sandbox.unavailable_reason()}")
+libc = ctypes.CDLL(None, use_errno=True)
+MNT_DETACH = 2
+
+
+def run_sandboxed(jail: Jail, action, before=None) -> tuple[int, dict]:
+    """Fork; the child calls before() (if given, outside the sandbox), enters the sandbox,
+    runs action() and reports its dict, or the exception, as json. Returns (wait status, report)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            signal.alarm(60)  # never hang the test run
+            extra = before() if before else {}
+            sandbox.enter(jail)
+            report = {**extra, **action()}
+        except BaseException as error:
+            report = {"raised": type(error).__name__, "message": str(error)}
+        try:
+            os.write(write_end, json.dumps(report).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    return status, json.loads(data) if data else {}
+
+
+def make_jail(tmp_path, **options) -> Jail:
+    """A jail like the grader's: workdir under tmp_path, the repo and the venv exposed."""
+    workdir = options.pop("workdir", tmp_path / "work")
+    workdir.mkdir(parents=True, exist_ok=True)
+    expose = (str(REPO), sys.prefix, sys.base_prefix, *options.pop("expose", ()))
+    jail = Jail(workdir=str(workdir), expose=expose, **options)
+    sandbox.prepare(jail)
+    return jail
+
+
+def attempt(action) -> str:
+    """'ok' if action() ran, else the errno name of the OSError it raised."""
+    try:
+        action()
+        return "ok"
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error))
+
+
+def write(path) -> None:
+    with open(path, "w") as file:
+        file.write("written from the sandbox")
+
+
+def test_sandboxes_are_available_as_root():
+    assert os.geteuid() == 0, "these tests run as root (as CI does)"
+    assert sandbox.unavailable_reason() is None
+
+
+def test_no_network_not_even_the_hosts_loopback(tmp_path, covered):
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()  # works outside
+
+    def inside():
+        probe = socket.socket()
+        flags = struct.unpack("16sH", fcntl.ioctl(probe, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
+        return {"interfaces": [name for _, name in socket.if_nameindex()], "lo_up": bool(flags & 1),
+                "connect": attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=5))}
+
+    _, report = run_sandboxed(make_jail(tmp_path), inside)
+    server.close()
+    assert report == {"interfaces": ["lo"], "lo_up": False, "connect": "ENETUNREACH"}
+    covered("a sandboxed kernel has only a down lo, and cannot reach a TCP server on the host's 127.0.0.1")
+
+
+def test_unix_sockets_in_the_workdir_still_reach_the_grader(tmp_path):
+    jail = make_jail(tmp_path)
+    grader = socket.socket(socket.AF_UNIX)
+    grader.bind(f"{jail.workdir}/grader.sock")
+    os.chmod(f"{jail.workdir}/grader.sock", 0o777)
+    grader.listen()
+
+    def inside():
+        with socket.socket(socket.AF_UNIX) as client:
+            client.connect(f"{jail.workdir}/grader.sock")
+            client.sendall(b"hello from the kernel")
+        with socket.socket(socket.AF_UNIX) as own:
+            own.bind(f"{jail.workdir}/kernel.sock")
+        return {"sent": True}
+
+    _, report = run_sandboxed(jail, inside)
+    assert report == {"sent": True}
+    connection, _ = grader.accept()
+    assert connection.recv(100) == b"hello from the kernel"
+    assert Path(jail.workdir, "kernel.sock").is_socket()
+
+
+def vm_size() -> int:
+    return int(re.search(r"VmSize:\s+(\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
+
+
+def test_memory_limit(tmp_path, covered):
+    # RLIMIT_AS counts the address space the forked child already has (torch, pytest), so
+    # the limit is that plus 512 MiB: 256 MiB must still fit, 1 GiB (twice 512) must not.
+    headroom = 512 * 2**20
+    before = vm_size()
+    limit = before + headroom
+    jail = make_jail(tmp_path, limits=Limits(memory_bytes=limit))
+    bytearray(2 * headroom)  # works outside
+
+    def inside():
+        small = len(bytearray(headroom // 2))
+        try:
+            bytearray(2 * headroom)
+            return {"small": small, "large": "allocated"}
+        except MemoryError:
+            return {"small": small, "large": "MemoryError"}
+
+    _, report = run_sandboxed(jail, inside)
+    assert report == {"small": headroom // 2, "large": "MemoryError"}
+    covered("a sandboxed kernel gets MemoryError past its address-space limit")
+
+
+def test_cpu_time_limit_kills_a_busy_loop(tmp_path, covered):
+    jail = make_jail(tmp_path, limits=Limits(cpu_seconds=1))
+
+    def inside():
+        while time.process_time() < 8:  # without the limit, the loop ends and reports
+            pass
+        return {"survived": time.process_time()}
+
+    started = time.monotonic()
+    status, report = run_sandboxed(jail, inside)
+    assert report == {}, report
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL)
+    assert time.monotonic() - started < 7
+    covered(f"a busy loop with a 1 s CPU limit dies of {signal.Signals(os.WTERMSIG(status)).name}")
+
+
+def nobody_tasks() -> int:
+    """Threads (which RLIMIT_NPROC counts) that already run as nobody on this machine."""
+    count = 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if int(re.search(r"Uid:\s+(\d+)", text)[1]) == NOBODY.pw_uid:
+            count += int(re.search(r"Threads:\s+(\d+)", text)[1])
+    return count
+
+
+def test_process_limit(tmp_path, covered):
+    # The limit counts all of nobody's threads, the sandboxed child included: allow 3 more.
+    jail = make_jail(tmp_path, limits=Limits(processes=nobody_tasks() + 1 + 3))
+
+    def inside():
+        hold_read, hold_write = os.pipe()
+        children, outcome = [], "no error"
+        for _ in range(40):
+            try:
+                pid = os.fork()
+            except OSError as error:
+                outcome = errno.errorcode[error.errno]
+                break
+            if pid == 0:  # wait until the parent is done forking, so all are alive at once
+                os.close(hold_write)
+                os.read(hold_read, 1)
+                os._exit(0)
+            children.append(pid)
+        os.close(hold_write)
+        for pid in children:
+            os.waitpid(pid, 0)
+        return {"forked": len(children), "outcome": outcome}
+
+    _, report = run_sandboxed(jail, inside)
+    assert report["outcome"] == "EAGAIN", report
+    assert 1 <= report["forked"] <= 10, report
+    covered(f"fork fails with EAGAIN past the process limit, after {report['forked']} children")
+
+
+def test_file_size_limit(tmp_path):
+    jail = make_jail(tmp_path, limits=Limits(file_bytes=2**20))
+
+    def inside():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so crossing the limit is an OSError
+        written = 0
+        fd = os.open("big.bin", os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            while written < 4 * 2**20:
+                written += os.write(fd, bytes(64 * 1024))
+            return {"written": written, "outcome": "no error"}
+        except OSError as error:
+            return {"written": written, "outcome": errno.errorcode[error.errno]}
+
+    _, report = run_sandboxed(jail, inside)
+    assert report == {"written": 2**20, "outcome": "EFBIG"}
+
+
+def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, covered):
+    shared = tmp_path / "shared"  # world-writable outside: only the read-only mount stops nobody
+    shared.mkdir()
+    shared.chmod(0o777)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "submission.ipynb").write_text("{}")  # given to nobody by prepare()
+    jail = make_jail(tmp_path, expose=(str(shared),))
+    marker = f"sandbox-{uuid.uuid4().hex}"
+    assert os.stat("/var/tmp").st_mode & 0o777 == 0o777  # writable by anyone outside
+
+    def inside():
+        return {
+            "workdir": attempt(lambda: write("result.txt")),
+            "submission": attempt(lambda: write("submission.ipynb")),
+            "exposed": attempt(lambda: write(shared / "x")),
+            "repo": attempt(lambda: write(REPO / marker)),
+            "root home": attempt(lambda: write(f"/root/{marker}")),
+            "var tmp": attempt(lambda: write(f"/var/tmp/{marker}")),
+            "tmp": attempt(lambda: write(f"/tmp/{marker}")),
+            "dev shm": attempt(lambda: write(f"/dev/shm/{marker}")),
+            "home": os.environ["HOME"], "cwd": os.getcwd(),
+        }
+
+    _, report = run_sandboxed(jail, inside)
+    assert report["workdir"] == report["submission"] == "ok", report
+    assert report["exposed"] == report["var tmp"] == "EROFS", report
+    assert report["repo"] in ("EROFS", "EACCES") and report["root home"] in ("EROFS", "EACCES"), report
+    assert report["tmp"] == report["dev shm"] == "ok", report
+    assert report["cwd"] == jail.workdir and report["home"].startswith("/tmp/")
+    assert (tmp_path / "work" / "result.txt").stat().st_uid == NOBODY.pw_uid
+    for place in ("/tmp", "/dev/shm", "/var/tmp", "/root", REPO):
+        assert not Path(place, marker).exists(), place
+    covered("only the workdir, a private /tmp and /dev/shm are writable; exposed paths read-only")
+
+
+def test_hidden_paths_look_empty_and_a_workdir_inside_one_still_works(tmp_path, covered):
+    tmp_path.chmod(0o755)  # exposed below: nobody must get through it
+    for path, text in [("source/hidden.txt", "hidden test"), ("submitted/bob/answer.txt", "bob's"),
+                       ("gradebook.db", "grades")]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    workdir = tmp_path / "submitted" / "alice"
+    jail = make_jail(tmp_path, workdir=workdir, expose=(str(tmp_path),),
+                     hide=(str(tmp_path / "source"), str(tmp_path / "submitted"),
+                           str(tmp_path / "gradebook.db"), str(tmp_path / "not-there")))
+
+    def inside():
+        return {"source": os.listdir(tmp_path / "source"),
+                "submitted": os.listdir(tmp_path / "submitted"),
+                "gradebook": (tmp_path / "gradebook.db").read_text(),
+                "workdir": attempt(lambda: write(workdir / "result.txt")),
+                "cover": attempt(lambda: write(tmp_path / "source" / "x"))}
+
+    _, report = run_sandboxed(jail, inside)
+    assert report == {"source": [], "submitted": ["alice"], "gradebook": "",
+                      "workdir": "ok", "cover": "EROFS"}
+    assert (workdir / "result.txt").read_text() == "written from the sandbox"
+    assert (tmp_path / "source" / "hidden.txt").read_text() == "hidden test"  # untouched outside
+    covered("hidden dirs look empty, a hidden file reads empty, a workdir inside a hidden dir works")
+
+
+def test_runs_as_nobody_for_good(tmp_path):
+    def inside():
+        return {"ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups()],
+                "setuid": attempt(lambda: os.setuid(0)),
+                "umount": "ok" if libc.umount2(b"/tmp", MNT_DETACH) == 0 else errno.errorcode[ctypes.get_errno()],
+                "unshare": "ok" if libc.unshare(0x20000) == 0 else errno.errorcode[ctypes.get_errno()]}
+
+    _, report = run_sandboxed(make_jail(tmp_path), inside)
+    nobody = [NOBODY.pw_uid, NOBODY.pw_uid, NOBODY.pw_gid, NOBODY.pw_gid, []]
+    assert report == {"ids": nobody, "setuid": "EPERM", "umount": "EPERM", "unshare": "EPERM"}
+
+
+def test_a_failing_step_raises_sandbox_error(tmp_path):
+    jail = Jail(workdir=str(tmp_path / "missing"))
+    _, report = run_sandboxed(jail, lambda: {})
+    assert report["raised"] == SandboxError.__name__
+    assert "open the work directory" in report["message"]
