@@ -65,3 +65,6 @@ c.Autograde.autograde_preprocessors = [
 c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run (and flagged)
 # Only on a machine that cannot sandbox, and knowingly: COURSE_SANDBOX=off ./course autograde ID
 c.IsolatedExecute.use_sandbox = os.environ.get("COURSE_SANDBOX", "on") != "off"
+# A class run (./course autograde) follows progress through these; elsewhere they do nothing.
+c.Autograde.pre_convert_hook = "autograder.progress.before"
+c.Autograde.post_convert_hook = "autograder.progress.after"

@@ -50,6 +50,15 @@ class FindStructuralProblems(NbGraderPreprocessor):
                             info["notebook"] + ".ipynb")
         release = nbformat.read(path, as_version=4)
         nb.metadata["course_flags"] = structural_problems(nb, release)
+        # Only the last cell of a grade id keeps its nbgrader metadata (as DeduplicateIds would),
+        # but without the empty {} DeduplicateIds leaves, which breaks add_missing_cells.
+        seen = set()
+        for cell in reversed(nb.cells):
+            gid = _grade_id(cell)
+            if gid in seen:
+                del cell.metadata["nbgrader"]
+            elif gid:
+                seen.add(gid)
         return nb, resources
 
 

@@ -83,7 +83,11 @@ class IsolatedExecute(Execute):
                                                  course.autograded_directory, course.feedback_directory,
                                                  course.solution_directory, "runtime", "work", ".git")]
         hide += [os.path.join(REPO, d) for d in ("source", "runtime", "work", ".git")]
-        jail = sandbox.Jail(workdir=self.cwd, expose=(REPO, os.path.realpath(sys.prefix)),
+        # The grader's home is private; Python itself may live there (pyenv), so it is exposed
+        # again, read-only, through an otherwise empty home.
+        hide.append(os.path.expanduser("~"))
+        expose = {REPO, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+        jail = sandbox.Jail(workdir=self.cwd, expose=tuple(sorted(expose)),
                             hide=tuple(sorted(set(hide))), limits=sandbox.Limits(**self.limits))
         sandbox.prepare(jail)
         return {"workdir": jail.workdir, "expose": list(jail.expose), "hide": list(jail.hide),

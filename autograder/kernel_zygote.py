@@ -18,7 +18,14 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(signum: int) -> None:
+    """Linux: get `signum` when the parent goes, so a killed grader leaves no kernels running."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
 
 # Imported here, before any fork, so every kernel starts with them already loaded.
 PRELOAD = ["torch", "numpy", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel",
@@ -67,6 +74,7 @@ def _become_kernel(request: dict) -> None:
         sandbox.enter(sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()},
                                    limits=limits))
     os.chdir(request["cwd"])
+    die_with_parent(signal.SIGKILL)  # after the sandbox: changing user clears this setting
     # The kernel reads its connection file after confinement, as the sandbox user: give it a copy.
     private = os.path.join(request["cwd"], f".kernel-{os.getpid()}.json")
     with open(private, "w") as handle:
@@ -103,6 +111,7 @@ def _fork_kernel(request: dict, stdio: list[int]) -> int:
 
 
 def serve(socket_path: str) -> None:
+    die_with_parent(signal.SIGTERM)
     for name in PRELOAD:
         __import__(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -48,12 +48,12 @@ def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
     return done
 
 
-def make_course(root: Path) -> Path:
-    """A fresh course directory with the repository's config and sources, every
-    assignment generated (which also records it in that course's gradebook)."""
+def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
+    """A fresh course directory with the repository's config and sources, the given
+    assignments generated (which also records them in that course's gradebook)."""
     shutil.copy(ROOT / "nbgrader_config.py", root)
     shutil.copytree(ROOT / "source", root / "source")
-    for assignment in ASSIGNMENTS:
+    for assignment in assignments:
         nbgrader(root, "generate_assignment", assignment, "--force")
     return root
 

@@ -384,8 +384,10 @@ def tensor_bytes(shape, dtype):
     _student("c16_duplicate_cell", "the q3 answer cell pasted twice, the copy wrong",
              change=_duplicate_cell("q3_channel_means_answer", WRONG_01["q3_channel_means_answer"]),
              loses=_tests("q3"), flag="duplicate grade id"),
+    # nbgrader turns the answer cell back into code; the student's own (correct) code then earns
+    # its points, and the change is flagged for a look.
     _student("c17_cell_type_changed", "the q4 answer cell turned into markdown",
-             change=_to_markdown("q4_tensor_bytes_answer"), loses=_tests("q4"), flag="cell type changed"),
+             change=_to_markdown("q4_tensor_bytes_answer"), loses=frozenset(), flag="cell type changed"),
     _student("c18_renamed_notebook", "the solution saved as my_work.ipynb",
              build=_build_renamed, loses=EVERYTHING, flag="renamed notebook"),
     _student("c19_missing_notebook", "only a README.txt", build=_build_missing,

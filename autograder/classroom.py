@@ -1,0 +1,259 @@
+"""Grade a whole class in one command, in parallel, resumably:
+
+    ./course autograde ASSIGNMENT [--workers N] [--force]
+
+1. Triage every submission (submitted/STUDENT/ASSIGNMENT/) without running it: a notebook
+   that is missing, renamed or not valid JSON is flagged, and the untouched release stands in
+   for it (so it scores 0 through the normal pipeline instead of stopping the run).
+2. Copy what is to be graded into runtime/grading/ASSIGNMENT/shard-K/, never touching the
+   submitted files, and skip students already graded from the same files (resume, idempotence).
+3. Start one warm kernel zygote, then one worker per core (grade_worker.py: real
+   `nbgrader autograde` on its shard); show a progress bar and a line per student. A worker
+   that dies is replaced for the students it had left; the others carry on.
+4. Write runtime/flags.csv: every flag of every graded assignment, for manual review.
+"""
+import argparse
+import csv
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import nbformat
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config.loader import PyFileConfigLoader
+
+from .flags import flags_path
+from .kernel_zygote import Zygote
+from .warm_kernel import ZYGOTE_ENV
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_course(root: str) -> CourseDirectory:
+    config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
+    return CourseDirectory(config=config)
+
+
+def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]:
+    """({notebook: why it cannot be graded}, flags) for one student's submission folder."""
+    present = sorted(f for f in os.listdir(folder) if f.endswith(".ipynb"))
+    broken, flags = {}, []
+    for name in expected:
+        path = os.path.join(folder, name)
+        if not os.path.exists(path):
+            others = [p for p in present if p not in expected]
+            why = (f"renamed notebook: found {', '.join(others)}, expected {name}" if others
+                   else f"missing notebook: {name} was not submitted")
+        else:
+            try:
+                nbformat.validate(nbformat.reads(open(path, encoding="utf-8").read(), as_version=4))
+                continue
+            except Exception as error:  # any unreadable file: JSON, encoding or schema
+                why = f"invalid notebook: {name} cannot be read ({type(error).__name__}: {str(error)[:120]})"
+        broken[name] = why
+        flags.append(why)
+    return broken, flags
+
+
+def grader_version(course: CourseDirectory, assignment: str) -> str:
+    """Changes when what grading depends on changes: the source notebooks and the grader."""
+    digest = hashlib.sha256()
+    source = course.format_path(course.source_directory, ".", assignment)
+    paths = sorted(os.path.join(source, f) for f in os.listdir(source))
+    paths += sorted(os.path.join(HERE, f) for f in os.listdir(HERE) if f.endswith(".py"))
+    for path in paths + [os.path.join(course.root, "nbgrader_config.py")]:
+        if os.path.isfile(path):
+            digest.update(open(path, "rb").read())
+    return digest.hexdigest()
+
+
+def folder_digest(folder: str, version: str) -> str:
+    digest = hashlib.sha256(version.encode())
+    for base, dirs, files in sorted(os.walk(folder)):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(base, name)
+            digest.update(os.path.relpath(path, folder).encode() + b"\0" + open(path, "rb").read())
+    return digest.hexdigest()
+
+
+def write_atomically(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as handle:
+        handle.write(text)
+    os.replace(path + ".tmp", path)
+
+
+class ClassRun:
+    def __init__(self, root: str, assignment: str, workers: int, force: bool, out=sys.stdout):
+        self.root, self.assignment, self.workers, self.force, self.out = root, assignment, workers, force, out
+        self.course = load_course(root)
+        self.work = os.path.join(root, "runtime", "grading", assignment)
+        self.release = self.course.format_path(self.course.release_directory, ".", assignment)
+        self.expected = sorted(f for f in os.listdir(self.release) if f.endswith(".ipynb"))
+
+    def submissions(self) -> dict[str, str]:
+        submitted = os.path.join(self.root, self.course.submitted_directory)
+        found = {}
+        for student in sorted(os.listdir(submitted)) if os.path.isdir(submitted) else []:
+            folder = os.path.join(submitted, student, self.assignment)
+            if os.path.isdir(folder):
+                found[student] = folder
+        return found
+
+    def done_path(self, student: str) -> str:
+        return os.path.join(self.work, "done", f"{student}.json")
+
+    def stage(self, students: dict[str, str]) -> dict[str, dict]:
+        """Triage, skip what is done, copy the rest into shards. Returns the pending students."""
+        version = grader_version(self.course, self.assignment)
+        pending = {}
+        for student, folder in students.items():
+            key = folder_digest(folder, version)
+            done = self.done_path(student)
+            if not self.force and os.path.exists(done) and json.load(open(done))["key"] == key:
+                continue
+            broken, flags = triage(folder, self.expected)
+            pending[student] = {"key": key, "flags": flags, "folder": folder, "broken": broken}
+        shutil.rmtree(os.path.join(self.work, "shards"), ignore_errors=True)
+        shards = max(1, min(self.workers, len(pending)))
+        for number, (student, info) in enumerate(sorted(pending.items())):
+            info["shard"] = os.path.join(self.work, "shards", f"shard-{number % shards}")
+            target = os.path.join(info["shard"], student, self.assignment)
+            shutil.copytree(info["folder"], target, ignore=shutil.ignore_patterns("*.ipynb"))
+            for name in self.expected:
+                # The release stands in for a notebook that cannot be graded: it scores 0.
+                origin = os.path.join(self.release if name in info["broken"] else info["folder"], name)
+                shutil.copy2(origin, os.path.join(target, name))
+            # A half-finished earlier attempt must not be taken for a finished one.
+            shutil.rmtree(self.course.format_path(self.course.autograded_directory, student, self.assignment),
+                          ignore_errors=True)
+        return pending
+
+    def grade(self, pending: dict[str, dict]) -> list[str]:
+        """Run the workers; returns the students that could not be graded."""
+        left = dict(pending)
+        for attempt in range(2):  # a dead worker's students get one more try in a new worker
+            shards = sorted({info["shard"] for info in left.values()})
+            if not shards:
+                break
+            if attempt:
+                self._reshard(left)
+                shards = sorted({info["shard"] for info in left.values()})
+            self._run_workers(shards, left)
+        return sorted(left)
+
+    def _reshard(self, left):
+        for student, info in left.items():
+            target = os.path.join(self.work, "shards", "retry", student, self.assignment)
+            shutil.rmtree(os.path.dirname(target), ignore_errors=True)
+            shutil.copytree(os.path.join(info["shard"], student, self.assignment), target)
+            info["shard"] = os.path.join(self.work, "shards", "retry")
+            shutil.rmtree(self.course.format_path(self.course.autograded_directory, student, self.assignment),
+                          ignore_errors=True)
+
+    def _run_workers(self, shards, left):
+        progress = os.path.join(self.work, "progress.jsonl")
+        open(progress, "w").close()
+        env = dict(os.environ, **{ZYGOTE_ENV: self.zygote.socket_path})
+        logs = [open(os.path.join(self.work, f"worker-{n}.log"), "a") for n in range(len(shards))]
+        processes = [subprocess.Popen([sys.executable, "-m", "autograder.grade_worker", self.assignment, shard,
+                                       progress], cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT)
+                     for shard, log in zip(shards, logs)]
+        seen = 0
+        while True:
+            running = any(p.poll() is None for p in processes)
+            text = open(progress).read()
+            lines = text[:text.rfind("\n") + 1].splitlines()  # whole lines only: a worker may be mid-write
+            for line in lines[seen:]:
+                event = json.loads(line)
+                self._finished(event["student"], left.pop(event["student"], None), event["seconds"])
+            seen = len(lines)
+            self._bar()
+            if not running:
+                break
+            time.sleep(0.2)
+        for log in logs:
+            log.close()
+
+    def _finished(self, student, info, seconds):
+        if info is None:
+            return
+        folder = self.course.format_path(self.course.autograded_directory, student, self.assignment)
+        flags = [{"item": None, "reason": reason} for reason in info["flags"]]
+        for name in self.expected:
+            path = flags_path(folder, name.removesuffix(".ipynb"))
+            if os.path.exists(path):
+                flags += json.load(open(path))
+        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags}))
+        self.graded += 1
+        mark = f"flagged: {flags[0]['reason'][:90]}" if flags else "ok"
+        self.out.write(f"\r\033[K  {student:<32} graded in {seconds:5.1f} s  {mark}\n")
+
+    def _bar(self):
+        moment = (self.graded, int(time.perf_counter() - self.started) // 5)
+        if moment == getattr(self, "_last_bar", None):
+            return  # redraw on news, or every 5 s: keeps logs of non-terminal runs short
+        self._last_bar = moment
+        width = 30
+        filled = int(width * self.graded / max(1, self.total))
+        self.out.write(f"\r\033[K[{'#' * filled}{'.' * (width - filled)}] {self.graded}/{self.total} "
+                       f"{self.assignment}, {time.perf_counter() - self.started:.0f} s")
+        self.out.flush()
+
+    def run(self) -> int:
+        self.started = time.perf_counter()
+        students = self.submissions()
+        pending = self.stage(students)
+        self.total, self.graded = len(pending), 0
+        self.out.write(f"{self.assignment}: {len(students)} submissions, {len(pending)} to grade "
+                       f"({len(students) - len(pending)} already graded), {self.workers} workers\n")
+        failed = []
+        if pending:
+            self.zygote = Zygote()
+            try:
+                failed = self.grade(pending)
+            finally:
+                self.zygote.stop()
+            self._bar()
+            self.out.write("\n")
+        write_flags_csv(self.root, self.course)
+        for student in failed:
+            self.out.write(f"NOT GRADED: {student} (see {self.work}/worker-*.log); run again to retry\n")
+        return 1 if failed else 0
+
+
+def write_flags_csv(root: str, course: CourseDirectory) -> str:
+    """runtime/flags.csv: one row per flag, every assignment, for the instructor to review."""
+    path = os.path.join(root, "runtime", "flags.csv")
+    rows = []
+    grading = os.path.join(root, "runtime", "grading")
+    for assignment in sorted(os.listdir(grading)) if os.path.isdir(grading) else []:
+        done = os.path.join(grading, assignment, "done")
+        for name in sorted(os.listdir(done)) if os.path.isdir(done) else []:
+            for flag in json.load(open(os.path.join(done, name)))["flags"]:
+                rows.append([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"]])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["assignment", "student_id", "item", "reason"])
+        writer.writerows(rows)
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="./course autograde", description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--force", action="store_true", help="grade again even what is already graded")
+    args = parser.parse_args(argv)
+    return ClassRun(os.getcwd(), args.assignment, args.workers, args.force).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

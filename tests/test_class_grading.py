@@ -1,0 +1,144 @@
+"""A whole class, hostile and broken notebooks included, through `./course autograde`
+(autograder/classroom.py: real nbgrader workers, warm sandboxed kernels), on a temporary course.
+
+What must hold: the run completes in one command; every honest submission scores exactly what
+it deserves; every tampering attempt scores what its honest part deserves and is flagged with
+the reason; a kernel death, timeout or memory bomb costs only what it affected; submitted files
+are byte-identical after grading; a run killed midway and started again ends where an
+uninterrupted one does; running again is idempotent. Prints the table scenario -> expected
+score -> score -> flagged."""
+import csv
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from coursekit import ROOT, make_course
+from scenarios.hostile_class import STUDENTS, expected_score
+
+ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
+CLASS_TIMEOUT = 10  # seconds per cell: the infinite loops cost this much each
+
+
+def classroom(course: Path, *args, timeout=900) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run([sys.executable, "-m", "autograder.classroom", *args], cwd=course, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def gradebook_state(course: Path) -> list[tuple]:
+    with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
+        return sorted((a.name, s.student.id, n.name, g.name, g.score, g.needs_manual_grade)
+                      for a in gradebook.assignments for s in a.submissions
+                      for n in s.notebooks for g in n.grades)
+
+
+def flags(course: Path) -> dict[tuple[str, str], list[str]]:
+    found = {}
+    with open(course / "runtime" / "flags.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            found.setdefault((row["assignment"], row["student_id"]), []).append(row["reason"])
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = make_course(tmp_path_factory.mktemp("class"), ASSIGNMENTS)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Execute.timeout = {CLASS_TIMEOUT}\n")
+    for student in STUDENTS:
+        folder = course / "runtime" / "submitted" / student.student / student.assignment
+        folder.mkdir(parents=True)
+        student.build(folder, course)
+    before = digests(course / "runtime" / "submitted")
+    protected = digests(course / "release") | digests(course / "source")
+
+    # First 01_tensors run: killed once a few students are done, then started again.
+    first = ASSIGNMENTS[0]
+    done = course / "runtime" / "grading" / first / "done"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.Popen([sys.executable, "-m", "autograder.classroom", first, "--workers", "2"],
+                           cwd=course, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    deadline = time.time() + 600
+    while time.time() < deadline and run.poll() is None and len(list(done.glob("*.json"))) < 6:
+        time.sleep(0.2)
+    killed_after = len(list(done.glob("*.json")))
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+
+    outputs, seconds = {}, {}
+    for assignment in ASSIGNMENTS:
+        start = time.perf_counter()
+        result = classroom(course, assignment, "--workers", "2")
+        seconds[assignment] = time.perf_counter() - start
+        assert result.returncode == 0, f"autograde {assignment} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        outputs[assignment] = result.stdout
+    state = gradebook_state(course)
+    flagged = flags(course)
+    again = {a: classroom(course, a, "--workers", "2") for a in ASSIGNMENTS}
+    return {"course": course, "before": before, "protected": protected, "outputs": outputs,
+            "state": state, "flags": flagged, "again": again, "seconds": seconds, "killed_after": killed_after}
+
+
+def score(state, student) -> float:
+    return sum(s for a, who, _, _, s, _ in state if who == student.student and a == student.assignment)
+
+
+def test_class_table(graded, covered):
+    """Every student: the expected score, and flagged exactly when (and why) they should be."""
+    course, rows, wrong = graded["course"], [], []
+    for student in STUDENTS:
+        want, got = expected_score(student, course), score(graded["state"], student)
+        reasons = graded["flags"].get((student.assignment, student.student), [])
+        ok = got == pytest.approx(want) and (
+            (student.flag is None and not reasons) or
+            (student.flag is not None and any(student.flag in r for r in reasons)))
+        rows.append(f"{'ok ' if ok else 'BAD'} {student.student:<30} {student.scenario[:44]:<44} "
+                    f"{want:>5g} {got:>5g}  {'flagged: ' + reasons[0][:70] if reasons else '-'}")
+        if not ok:
+            wrong.append(rows[-1])
+    table = "\n".join([f"    {'student':<30} {'scenario':<44} {'expct':>5} {'score':>5}  flagged"] + rows)
+    print("\n" + table)
+    covered(f"synthetic class: {len(STUDENTS)} students, {len(STUDENTS) - len(wrong)} as expected\n" + table)
+    assert not wrong, "students graded other than expected:\n" + "\n".join(wrong)
+
+
+def test_submitted_and_course_files_are_untouched(graded):
+    course = graded["course"]
+    assert digests(course / "runtime" / "submitted") == graded["before"]
+    assert digests(course / "release") | digests(course / "source") == graded["protected"]
+
+
+def test_a_killed_run_resumes(graded, covered):
+    assert graded["killed_after"] >= 1, "the first run was not killed midway"
+    assert "already graded" in graded["outputs"][ASSIGNMENTS[0]]
+    covered(f"killed after {graded['killed_after']} students, resumed: the table above is the resumed run")
+
+
+def test_running_again_changes_nothing(graded, covered):
+    for assignment, result in graded["again"].items():
+        assert result.returncode == 0 and " 0 to grade" in result.stdout, result.stdout[-2000:]
+    assert gradebook_state(graded["course"]) == graded["state"]
+    assert flags(graded["course"]) == graded["flags"]
+    for assignment, seconds in graded["seconds"].items():
+        count = sum(1 for s in STUDENTS if s.assignment == assignment)
+        covered(f"./course autograde {assignment}: {count} students in {seconds:.0f} s on 2 workers")
+
+
+def test_progress_names_every_student(graded):
+    output = graded["outputs"][ASSIGNMENTS[1]]
+    for student in STUDENTS:
+        if student.assignment == ASSIGNMENTS[1]:
+            assert student.student in output
