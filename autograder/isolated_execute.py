@@ -41,6 +41,21 @@ def _error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def jail_spec(workdir: str, hide=(), limits=None) -> dict:
+    """The jail for a grading kernel, as the zygote takes it: `hide` plus the repository's own
+    private folders and the grader's home hidden; the code kernels run exposed read-only."""
+    hide = list(hide) + [os.path.join(REPO, d) for d in ("source", "runtime", "work", ".git")]
+    # The grader's home is private; Python itself may live there (pyenv), so it is exposed
+    # again, read-only, through an otherwise empty home.
+    hide.append(os.path.expanduser("~"))
+    expose = {REPO, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    jail = sandbox.Jail(workdir=workdir, expose=tuple(sorted(expose)), hide=tuple(sorted(set(hide))),
+                        limits=sandbox.Limits(**(limits or {})))
+    sandbox.prepare(jail)
+    return {"workdir": jail.workdir, "expose": list(jail.expose), "hide": list(jail.hide),
+            "limits": dict(limits or {}), "user": jail.user}
+
+
 class IsolatedExecute(Execute):
     use_sandbox = Bool(True, help="Confine kernels (autograder.sandbox). Turning this off is an "
                                   "explicit, insecure choice for machines that cannot sandbox.").tag(config=True)
@@ -76,22 +91,13 @@ class IsolatedExecute(Execute):
         if reason:
             raise SandboxUnavailable(
                 f"Cannot grade safely: {reason} Grade as root on Linux, or opt out explicitly with "
-                "--IsolatedExecute.use_sandbox=False (student code then runs with your rights).")
+                "COURSE_SANDBOX=off (student code then runs with your rights).")
         course = CourseDirectory(config=self.config)
         root = course.root
         hide = [os.path.join(root, d) for d in (course.source_directory, course.submitted_directory,
                                                  course.autograded_directory, course.feedback_directory,
                                                  course.solution_directory, "runtime", "work", ".git")]
-        hide += [os.path.join(REPO, d) for d in ("source", "runtime", "work", ".git")]
-        # The grader's home is private; Python itself may live there (pyenv), so it is exposed
-        # again, read-only, through an otherwise empty home.
-        hide.append(os.path.expanduser("~"))
-        expose = {REPO, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
-        jail = sandbox.Jail(workdir=self.cwd, expose=tuple(sorted(expose)),
-                            hide=tuple(sorted(set(hide))), limits=sandbox.Limits(**self.limits))
-        sandbox.prepare(jail)
-        return {"workdir": jail.workdir, "expose": list(jail.expose), "hide": list(jail.hide),
-                "limits": self.limits, "user": jail.user}
+        return jail_spec(self.cwd, hide, self.limits)
 
     # -- kernels ----------------------------------------------------------------------------
     def create_kernel_manager(self):

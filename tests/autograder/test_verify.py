@@ -1,0 +1,48 @@
+"""verify.judge: the grader's own re-check, outside the kernel, of a test cell that passed."""
+import torch
+
+from autograder import trace, verify
+
+
+def entry(kind, name, got=None, expected=None, **options):
+    return {"kind": kind, "name": name, "got": trace.portable(got), "expected": trace.portable(expected),
+            "options": {k: trace.portable(v) for k, v in options.items()}}
+
+
+def test_a_pass_that_recorded_nothing_is_not_believed():
+    assert verify.judge([]) == ["its checks recorded nothing: the test did not run as written"]
+    assert verify.judge([entry("audit", "integrity", [])])  # an audit alone checks no answer
+
+
+def test_honest_records_hold_up():
+    t = torch.arange(6.0).reshape(2, 3)
+    assert verify.judge([entry("tensor", "x", t, t.clone(), rtol=None, atol=None, check_values=True),
+                         entry("value", "n", 4, 4, rel_tol=1e-9, abs_tol=0.0),
+                         entry("value", "d", torch.float32, torch.float32, rel_tol=1e-9, abs_tol=0.0),
+                         entry("answer", "q1", "b", "b"), entry("pitfall", "len-as-numel")]) == []
+
+
+def test_values_that_passed_only_inside_the_kernel_are_caught():
+    # What a patched torch.isclose lets through: the kernel said equal, the grader disagrees.
+    got, want = torch.zeros(3), torch.ones(3)
+    [problem] = verify.judge([entry("tensor", "channel_means(img)", got, want, rtol=None, atol=None,
+                                    check_values=True)])
+    assert "wrong values" in problem
+
+
+def test_objects_and_wrong_types_cannot_pass_outside_the_kernel():
+    class Equal:
+        def __eq__(self, other):
+            return True
+    [problem] = verify.judge([entry("value", "numel", Equal(), 20, rel_tol=1e-9, abs_tol=0.0)])
+    assert "cannot be checked outside the kernel" in problem
+    [problem] = verify.judge([entry("tensor", "x", torch.zeros(2, dtype=torch.int64), torch.zeros(2),
+                                    rtol=None, atol=None, check_values=True)])
+    assert "dtype" in problem
+
+
+def test_records_load_as_data_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
+    trace.record("value", "n", 3, 3, rel_tol=1e-9, abs_tol=0.0)
+    [loaded] = verify.read_records(list(tmp_path.iterdir()))
+    assert loaded["got"] == {"plain": 3} and verify.judge([loaded]) == []

@@ -1,0 +1,62 @@
+"""Warm kernels (kernel_zygote + kernel_relay + warm_kernel): each notebook gets a fresh fork of
+a pre-imported zygote, so nothing one student's kernel does is seen by the next, and a kernel
+that dies leaves the zygote serving."""
+import os
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from autograder import sandbox
+from autograder.isolated_execute import jail_spec
+from autograder.kernel_zygote import Zygote
+from autograder.warm_kernel import ZYGOTE_ENV, WarmKernelManager
+
+LEAVE_STATE = """
+import os, torch
+torch.left_behind = "state"
+os.environ["LEFT_BEHIND"] = "state"
+open("/tmp/left_behind.txt", "w").write("state")
+print(os.getpid())
+"""
+LOOK_FOR_STATE = """
+import os, torch
+print(hasattr(torch, "left_behind"), "LEFT_BEHIND" in os.environ, os.path.exists("/tmp/left_behind.txt"), os.getpid())
+"""
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    started = Zygote()
+    os.environ[ZYGOTE_ENV] = started.socket_path
+    yield started
+    del os.environ[ZYGOTE_ENV]
+    started.stop()
+
+
+def run(code: str, workdir, jail=None) -> str:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    client = NotebookClient(nb, kernel_manager_class=WarmKernelManager, resources={"metadata": {"path": str(workdir)}})
+    client.km = WarmKernelManager(jail=jail)
+    client.execute()
+    return "".join(o.get("text", "") for o in nb.cells[0].outputs)
+
+
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
+                    reason="needs a sandbox (root on Linux)")
+def test_nothing_passes_from_one_student_to_the_next(zygote, tmp_path, covered):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    pid = run(LEAVE_STATE, first, jail_spec(str(first))).strip()
+    seen = run(LOOK_FOR_STATE, second, jail_spec(str(second))).split()
+    assert seen[:3] == ["False", "False", "False"], "the second kernel saw what the first left behind"
+    assert seen[3] != pid
+    covered("a module attribute, an environment variable and a /tmp file left by one kernel are unseen by the next")
+
+
+def test_a_dead_kernel_leaves_the_zygote_serving(zygote, tmp_path):
+    with pytest.raises(DeadKernelError):
+        run("import os; os._exit(3)", tmp_path)
+    assert run("print(6 * 7)", tmp_path).strip() == "42"
+    assert zygote.process.poll() is None
