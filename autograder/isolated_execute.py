@@ -50,7 +50,7 @@ def jail_spec(workdir: str, hide=(), limits=None) -> dict:
     hide.append(os.path.expanduser("~"))
     expose = {REPO, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
     jail = sandbox.Jail(workdir=workdir, expose=tuple(sorted(expose)), hide=tuple(sorted(set(hide))),
-                        limits=sandbox.Limits(**(limits or {})))
+                        limits=sandbox.Limits(**(limits or {})), user=sandbox.private_user())
     sandbox.prepare(jail)
     return {"workdir": jail.workdir, "expose": list(jail.expose), "hide": list(jail.hide),
             "limits": dict(limits or {}), "user": jail.user}

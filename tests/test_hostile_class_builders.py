@@ -19,7 +19,7 @@ REQUIRED_KINDS = [("01_tensors", kind) for kind in (
     "duplicate_cell", "cell_type_changed", "renamed_notebook", "missing_notebook",
     "extra_files", "invalid_json", "patch_checks", "patch_torch", "always_equal",
     "input_transformer", "custom_exception_handler", "hardcoded", "reads_hidden_tests",
-    "network", "overwrite_files")] + [
+    "network", "overwrite_files", "fork_bomb", "huge_file")] + [
     ("04_autograd", "correct"), ("04_autograd", "kernel_death"), ("04_autograd", "patch_torch"),
     ("06_modules", "correct"), ("06_modules", "alternative"), ("06_modules", "infinite_loop"),
 ]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import sandbox
-from autograder.sandbox import Jail, Limits, SandboxError
+from autograder.sandbox import Jail, Limits, SandboxError, private_user
 
 REPO = Path(__file__).resolve().parents[2]
 NOBODY = pwd.getpwnam("nobody")
@@ -306,3 +306,15 @@ def test_a_failing_step_raises_sandbox_error(tmp_path):
     _, report = run_sandboxed(jail, lambda: {})
     assert report["raised"] == SandboxError.__name__
     assert "open the work directory" in report["message"]
+
+
+def test_a_private_user_has_a_uid_of_its_own(tmp_path, covered):
+    """Kernels graded at the same time get different uids: no signals between them, and one
+    student's processes do not count against another's process limit."""
+    user = private_user()
+    assert user != private_user()
+    _, report = run_sandboxed(make_jail(tmp_path, user=user), lambda: {
+        "ids": [os.getuid(), os.getgid()], "kill_init": attempt(lambda: os.kill(1, 0))})
+    assert report == {"ids": [int(user[1:])] * 2, "kill_init": "EPERM"}
+    assert (tmp_path / "work").stat().st_uid == int(user[1:])  # prepare() gave it the workdir
+    covered(f"a private uid ({user}) per kernel")

@@ -335,6 +335,30 @@ LOOP_FOREVER = "\nwhile True:\n    pass\n"
 
 # --- The class ----------------------------------------------------------------------------
 
+# Both cross a sandbox limit in a cell of their own, which costs nothing else: forking stops
+# at the process limit (each child exits at once), and the write stops at the file-size limit
+# (SIGXFSZ ends the kernel, which is replaced, or the write fails).
+FORK_BOMB = """
+import os
+children = 0
+try:
+    while children < 100_000:
+        if os.fork() == 0:
+            os._exit(0)
+        children += 1
+except OSError as error:
+    print("forked", children, "then", error)
+"""
+HUGE_FILE = """
+try:
+    with open("huge.bin", "wb") as handle:
+        for _ in range(200):
+            handle.write(b"x" * 2**20)
+except OSError as error:
+    print("stopped:", error)
+"""
+
+
 def _tests(*names) -> set:
     """Grade ids of 01_tensors test cells by their short names: _tests("q1", "q5")."""
     full = {"q1": "q1_describe_tests", "q2": "q2_classify_error_tests", "q3": "q3_channel_means_tests",
@@ -422,6 +446,10 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q5_same_after_rounding_answer": TRY_NETWORK}),
     _student("c30_overwrite_files", "correct, and tries to overwrite the gradebook, release and a classmate",
              extra_cells=_overwrite_outside),
+    _student("c37_fork_bomb", "correct, and forks until the process limit stops it",
+             extra_cells={"q2_classify_error_answer": FORK_BOMB}),
+    _student("c38_huge_file", "correct, and writes a 200 MB file past the file-size limit",
+             extra_cells={"q3_channel_means_answer": HUGE_FILE}),
     # 04_autograd
     _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
     _student("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
