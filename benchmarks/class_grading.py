@@ -21,8 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import autograder  # noqa: E402,F401  (the installed package, before tests/ and its autograder/ folder join the path)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the scripted submissions live with the tests
+sys.path.append(str(ROOT / "tests"))  # the scripted submissions live with the tests
 
 from coursekit import build_submission, make_course, read_notebook, write_notebook  # noqa: E402
 
