@@ -1,0 +1,73 @@
+"""classroom: triage of a submission folder, and a class run that survives losing a worker."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.classroom import triage
+from coursekit import ROOT, build_submission, make_course, read_notebook, write_notebook
+
+NOTEBOOK = "01_tensors.ipynb"
+
+
+def test_triage_names_what_cannot_be_graded(tmp_path):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / NOTEBOOK).write_text((ROOT / "release" / "01_tensors" / NOTEBOOK).read_text())
+    assert triage(tmp_path / "ok", [NOTEBOOK]) == ({}, [])
+    (tmp_path / "renamed").mkdir()
+    (tmp_path / "renamed" / "mine.ipynb").write_text("{}")
+    broken, flags = triage(tmp_path / "renamed", [NOTEBOOK])
+    assert flags == ["renamed notebook: found mine.ipynb, expected 01_tensors.ipynb"] and NOTEBOOK in broken
+    (tmp_path / "empty").mkdir()
+    assert triage(tmp_path / "empty", [NOTEBOOK])[1] == ["missing notebook: 01_tensors.ipynb was not submitted"]
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / NOTEBOOK).write_text('{"cells": [')
+    assert triage(tmp_path / "bad", [NOTEBOOK])[1][0].startswith("invalid notebook: 01_tensors.ipynb cannot be read")
+
+
+def workers_of(pid: int) -> list[int]:
+    """The grade_worker processes started by the class run `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+                cmdline = open(f"/proc/{entry}/cmdline").read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and "grade_worker" in cmdline:
+                found.append(int(entry))
+    return found
+
+
+def test_a_dead_worker_does_not_stop_the_class(tmp_path, covered):
+    course = make_course(tmp_path, ["01_tensors"])
+    source = read_notebook(ROOT / "source" / "01_tensors" / NOTEBOOK)
+    release = read_notebook(course / "release" / "01_tensors" / NOTEBOOK)
+    students = [f"s{n}" for n in range(6)]
+    for student in students:
+        write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.Popen([sys.executable, "-m", "autograder.classroom", "01_tensors", "--workers", "2"],
+                           cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(workers_of(run.pid)) < 2:
+        time.sleep(0.1)
+    victims = workers_of(run.pid)
+    assert victims, "no worker started"
+    time.sleep(3)  # mid-way through its first students
+    os.kill(victims[0], signal.SIGKILL)
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode == 0, output[-3000:]
+    done = course / "runtime" / "grading" / "01_tensors" / "done"
+    assert sorted(p.stem for p in done.glob("*.json")) == students
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
+        totals = {s.student.id: s.score for s in gradebook.find_assignment("01_tensors").submissions}
+    assert totals == {student: 16.0 for student in students}
+    covered("a worker killed mid-run: its students were graded by a new one, the others carried on")
