@@ -26,7 +26,7 @@ WATCHED = {
                                    "record"]),
     "autograder.quiz": (quiz, ["check_answer", "check_choice", "record"]),
     "autograder.misconceptions": (misconceptions, ["pitfall_if", "record"]),
-    "autograder.trace": (trace, ["record", "portable"]),
+    "autograder.trace": (trace, ["record", "portable", "flush"]),
     "builtins": (builtins, ["isinstance", "type", "getattr", "len", "repr", "str", "bool", "int",
                             "float", "tuple", "__import__", "AssertionError", "Exception"]),
 }
@@ -77,3 +77,11 @@ def reap_children() -> None:
 def audit() -> None:
     reap_children()
     trace.record("audit", "integrity", findings())
+    trace.flush()
+
+
+def after_cell(result=None) -> None:
+    """IPython's post_run_cell hook in grading kernels (grading_kernel.py): every cell ends with
+    an audit and its checks' records on disk, with no extra round trip from the grader. A cell
+    after which no audit appears has had the hook removed, and counts as tampering."""
+    audit()

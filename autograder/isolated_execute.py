@@ -4,8 +4,8 @@
 - A cell that kills the kernel, times out or is caught tampering costs only what depends on
   it: the kernel is replaced by a fresh one, the student's earlier cells are re-run, and
   grading goes on without that cell.
-- After every student cell and every test cell, `integrity.audit()` runs in the kernel; if it
-  finds the graders' tools replaced, or never reports (its cell was neutered), the culprit
+- Every cell ends with `integrity.audit()` in the kernel (an IPython post_run_cell hook); if it
+  finds the grader's tools replaced, or never reports (the hook was removed), the culprit
   cell is dropped and the notebook is flagged for review with the reason.
 - A test cell that passed in the kernel only counts if the records its checks wrote hold up
   when re-checked here, outside the kernel (verify.py). Otherwise it fails and is flagged.
@@ -35,6 +35,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 class SandboxUnavailable(RuntimeError):
     pass
+
+
+def _findings(entries):
+    """What the last audit among `entries` found (empty: nothing), or None when none ran."""
+    audits = [e for e in entries if e["kind"] == "audit"]
+    return [item["plain"] for item in audits[-1]["got"]["list"]] if audits else None
 
 
 def _error_output(ename: str, evalue: str) -> NotebookNode:
@@ -127,8 +133,9 @@ class IsolatedExecute(Execute):
             await self._stop()
             await self._start()
             for index in kept:
+                before = set(os.listdir(self.trace_dir))
                 outcome = await self._run(copy.deepcopy(self.nb.cells[index]), index)
-                if outcome is not None or (await self._audit()):
+                if outcome is not None or _findings(self._new_records(before)) != []:
                     dropped.append(index)
                     kept.remove(index)
                     break
@@ -155,11 +162,7 @@ class IsolatedExecute(Execute):
             await self.async_wait_for_reply(msg_id)
         except (DeadKernelError, CellTimeoutError, RuntimeError):
             return None
-        entries = self._new_records(before)
-        audits = [e for e in entries if e["kind"] == "audit"]
-        if not audits:
-            return None
-        return [item["plain"] for item in audits[-1]["got"]["list"]]
+        return _findings(self._new_records(before))
 
     def _new_records(self, before):
         fresh = [os.path.join(self.trace_dir, name) for name in os.listdir(self.trace_dir) if name not in before]
@@ -183,7 +186,8 @@ class IsolatedExecute(Execute):
                 cell.outputs.append(_error_output(*failure))
                 await self._recover(kept)
                 continue
-            found = await self._audit()
+            entries = self._new_records(before)  # the cell's checks, then its audit (integrity.after_cell)
+            found = _findings(entries)
             if found is None or found:
                 why = ("the grader's integrity check did not run: something (an input transformer, "
                        "a custom exception handler) changes how cells run") if found is None else "; ".join(found)
@@ -192,7 +196,7 @@ class IsolatedExecute(Execute):
                 await self._recover(kept)
                 continue
             if is_test:
-                self._judge(cell, grade_id, self._new_records(before))
+                self._judge(cell, grade_id, entries)
             else:
                 kept.append(index)
 

@@ -36,10 +36,20 @@ def portable(value):
     return {"object": f"{type(value).__module__}.{type(value).__qualname__}"}
 
 
+_pending = []
+
+
 def record(kind: str, name: str, got=None, expected=None, **options) -> None:
-    folder = os.environ.get("COURSE_TRACE_DIR")
-    if not folder:
+    """Keep a passed check's evidence until the cell ends (flush, from integrity.after_cell)."""
+    if not os.environ.get("COURSE_TRACE_DIR"):
         return
-    entry = {"kind": kind, "name": name, "got": portable(got), "expected": portable(expected),
-             "options": {k: portable(v) for k, v in options.items()}}
-    torch.save(entry, os.path.join(folder, f"{os.getpid()}-{next(_numbers):06d}.pt"))
+    _pending.append({"kind": kind, "name": name, "got": portable(got), "expected": portable(expected),
+                     "options": {k: portable(v) for k, v in options.items()}})
+
+
+def flush() -> None:
+    """Write the records kept so far as one file: one write per cell, not one per check."""
+    folder = os.environ.get("COURSE_TRACE_DIR")
+    if folder and _pending:
+        torch.save(list(_pending), os.path.join(folder, f"{os.getpid()}-{next(_numbers):06d}.pt"))
+    _pending.clear()

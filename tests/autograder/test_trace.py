@@ -26,6 +26,11 @@ def test_objects_stay_names_and_tensor_subclasses_are_not_tensors():
 def test_nothing_is_written_outside_a_grading_kernel(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_TRACE_DIR", raising=False)
     trace.record("value", "n", 1, 1)
+    trace.flush()
     monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
     trace.record("value", "n", 1, 1)
-    assert len(list(tmp_path.iterdir())) == 1
+    trace.record("value", "m", 2, 2)
+    assert list(tmp_path.iterdir()) == []  # kept until the cell ends
+    trace.flush()
+    [written] = tmp_path.iterdir()
+    assert [e["name"] for e in torch.load(written, weights_only=True)] == ["n", "m"]

@@ -44,5 +44,6 @@ def test_objects_and_wrong_types_cannot_pass_outside_the_kernel():
 def test_records_load_as_data_only(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
     trace.record("value", "n", 3, 3, rel_tol=1e-9, abs_tol=0.0)
+    trace.flush()
     [loaded] = verify.read_records(list(tmp_path.iterdir()))
     assert loaded["got"] == {"plain": 3} and verify.judge([loaded]) == []
