@@ -81,7 +81,10 @@ def _become_kernel(request: dict) -> None:
         json.dump(connection, handle)
     from ipykernel.kernelapp import IPKernelApp
     arguments = request.get("arguments", [])
-    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=import autograder.grading_kernel"]
+    # parent_handle=1: no parent polling (the zygote ends a kernel whose relay goes) and none of
+    # the banners ipykernel prints when started by hand.
+    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=import autograder.grading_kernel",
+                "--IPKernelApp.parent_handle=1"]
     # traitlets rejects an option given twice, so the caller's own settings win.
     arguments += [d for d in defaults if d.split("=")[0] not in {a.split("=")[0] for a in arguments}]
     app = IPKernelApp.instance()
