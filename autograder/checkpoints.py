@@ -5,7 +5,6 @@ write_payload_checkpoint: a checkpoint whose unpickling runs a function, as a ma
     loader never ran it.
 retag_device: a copy of a checkpoint that says its tensors were saved on another device
     (say cuda:0), so loading it on a CPU-only grader needs map_location."""
-import io
 import zipfile
 
 import torch

@@ -129,22 +129,23 @@ class ClassRun:
                 # The release stands in for a notebook that cannot be graded: it scores 0.
                 origin = os.path.join(self.release if name in info["broken"] else info["folder"], name)
                 shutil.copy2(origin, os.path.join(target, name))
-            # A half-finished earlier attempt must not be taken for a finished one.
-            shutil.rmtree(self.course.format_path(self.course.autograded_directory, student, self.assignment),
-                          ignore_errors=True)
+            self._forget_attempt(student)
         return pending
+
+    def _forget_attempt(self, student: str) -> None:
+        """A half-finished earlier attempt must not be taken for a finished one."""
+        shutil.rmtree(self.course.format_path(self.course.autograded_directory, student, self.assignment),
+                      ignore_errors=True)
 
     def grade(self, pending: dict[str, dict]) -> list[str]:
         """Run the workers; returns the students that could not be graded."""
         left = dict(pending)
         for attempt in range(2):  # a dead worker's students get one more try in a new worker
-            shards = sorted({info["shard"] for info in left.values()})
-            if not shards:
+            if not left:
                 break
             if attempt:
                 self._reshard(left)
-                shards = sorted({info["shard"] for info in left.values()})
-            self._run_workers(shards, left)
+            self._run_workers(sorted({info["shard"] for info in left.values()}), left)
         return sorted(left)
 
     def _reshard(self, left):
@@ -153,8 +154,7 @@ class ClassRun:
             shutil.rmtree(os.path.dirname(target), ignore_errors=True)
             shutil.copytree(os.path.join(info["shard"], student, self.assignment), target)
             info["shard"] = os.path.join(self.work, "shards", "retry")
-            shutil.rmtree(self.course.format_path(self.course.autograded_directory, student, self.assignment),
-                          ignore_errors=True)
+            self._forget_attempt(student)
 
     def _run_workers(self, shards, left):
         progress = os.path.join(self.work, "progress.jsonl")

@@ -9,7 +9,6 @@ of students, with two additions that concurrency needs.
     python -m autograder.grade_worker ASSIGNMENT SHARD_DIR PROGRESS_FILE [NBGRADER ARGS...]
 """
 import fcntl
-import json
 import os
 import sys
 
@@ -41,10 +40,9 @@ def _lock_gradebook(db_url: str) -> None:
 
 def main(assignment: str, shard: str, progress: str, *extra: str) -> None:
     from nbgrader.apps import NbGraderApp
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-    file_config = PyFileConfigLoader("nbgrader_config.py", path=os.getcwd()).load_config()
-    _lock_gradebook(CourseDirectory(config=file_config).db_url)
+
+    from .classroom import load_course
+    _lock_gradebook(load_course(os.getcwd()).db_url)
     os.environ["COURSE_PROGRESS"] = progress  # read by autograder.progress (nbgrader_config.py)
     NbGraderApp.launch_instance(argv=["autograde", assignment, f"--CourseDirectory.submitted_directory={shard}",
                                       *extra])

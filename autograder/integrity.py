@@ -5,6 +5,7 @@ before any student code exists, so the originals below are the real ones; the gr
 An audit that finds nothing still writes a record: an audit that never ran (its cell turned
 into `pass` by an input transformer, say) is then noticed by its absence."""
 import builtins
+import os
 import sys
 
 import torch
@@ -66,7 +67,6 @@ def findings() -> list[str]:
 def reap_children() -> None:
     """Collect exited child processes: a student's forks that ended still count against the
     kernel's process limit until reaped, and would starve the test cells that follow."""
-    import os
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
             pass

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 
+from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat.notebooknode import NotebookNode
@@ -68,7 +69,6 @@ class IsolatedExecute(Execute):
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
     def preprocess(self, nb, resources, km=None):
-        from nbclient import NotebookClient
         NotebookClient.__init__(self, nb, km)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()

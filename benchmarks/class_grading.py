@@ -26,7 +26,7 @@ import autograder  # noqa: E402,F401  (the installed package, before tests/ and 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT / "tests"))  # the scripted submissions live with the tests
 
-from coursekit import build_submission, make_course, read_notebook, write_notebook  # noqa: E402
+from coursekit import build_submission, make_course, read_notebook, tool_env, write_notebook  # noqa: E402
 
 STOCK_CONFIG = """
 # Stock nbgrader, for comparison: its own sanitize and autograde steps, no class-run hooks.
@@ -62,9 +62,8 @@ def scores(course: Path, assignment: str) -> dict[str, float]:
 
 
 def timed(command, cwd) -> float:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, cwd=cwd, env=tool_env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -88,9 +87,10 @@ def floor(course: Path, assignment: str, notebook: str) -> tuple[float, dict[str
                     continue
                 try:
                     exec(compile(cell.source, str(path), "exec"), namespace)
-                    score += cell.metadata.get("nbgrader", {}).get("points", 0) if cell.metadata.get("nbgrader", {}).get("grade") else 0
                 except BaseException:  # noqa: BLE001 (a student's error is a failed cell)
-                    pass
+                    continue
+                meta = cell.metadata.get("nbgrader", {})
+                score += meta.get("points", 0) if meta.get("grade") else 0
         total += time.perf_counter() - start
         found[path.parts[-3]] = score
     return total, found

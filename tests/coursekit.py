@@ -37,10 +37,14 @@ def grade_cells(nb) -> list[dict]:
     return [c for c in nb["cells"] if nbgrader_meta(c).get("grade")]
 
 
+def tool_env() -> dict:
+    """The environment with this venv's bin first: nbgrader shells out to alembic."""
+    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+
 def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
     """Run a real nbgrader command in `course_root`; fail with its output if it fails."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_root, env=env,
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_root, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise AssertionError(f"nbgrader {' '.join(args)} exited {done.returncode}:\n"
@@ -117,7 +121,7 @@ def running_lab(root: Path, *extra_args: str):
          f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}", *extra_args]
         + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
         cwd=root, stdout=log, stderr=subprocess.STDOUT,
-        env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"))
+        env=tool_env())
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):

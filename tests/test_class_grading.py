@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit import ROOT, make_course
+from coursekit import make_course, tool_env
 from scenarios.hostile_class import STUDENTS, expected_score
 
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
@@ -27,8 +27,7 @@ CLASS_TIMEOUT = 10  # seconds per cell: the infinite loops cost this much each
 
 
 def classroom(course: Path, *args, timeout=900) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run([sys.executable, "-m", "autograder.classroom", *args], cwd=course, env=env,
+    return subprocess.run([sys.executable, "-m", "autograder.classroom", *args], cwd=course, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -67,9 +66,8 @@ def graded(tmp_path_factory):
     # First 01_tensors run: killed once a few students are done, then started again.
     first = ASSIGNMENTS[0]
     done = course / "runtime" / "grading" / first / "done"
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.Popen([sys.executable, "-m", "autograder.classroom", first, "--workers", "2"],
-                           cwd=course, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           cwd=course, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     deadline = time.time() + 600
     while time.time() < deadline and run.poll() is None and len(list(done.glob("*.json"))) < 6:

@@ -1,16 +1,11 @@
 """classroom: triage of a submission folder, and a class run that survives losing a worker."""
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-import pytest
-
 from autograder.classroom import triage
-from coursekit import ROOT, build_submission, make_course, read_notebook, write_notebook
+from coursekit import ROOT, build_submission, make_course, read_notebook, tool_env, write_notebook
 
 NOTEBOOK = "01_tensors.ipynb"
 
@@ -52,9 +47,8 @@ def test_a_dead_worker_does_not_stop_the_class(tmp_path, covered):
     students = [f"s{n}" for n in range(6)]
     for student in students:
         write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.Popen([sys.executable, "-m", "autograder.classroom", "01_tensors", "--workers", "2"],
-                           cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           cwd=course, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and len(workers_of(run.pid)) < 2:
         time.sleep(0.1)

@@ -1,8 +1,8 @@
 """grade_worker: workers' gradebook connections never overlap (one SQLite file, many writers)."""
-import os
 import subprocess
 import sys
-from pathlib import Path
+
+from coursekit import tool_env
 
 HOLD = """
 import sys, time
@@ -22,8 +22,8 @@ print(opened, time.time())
 
 def test_gradebook_connections_take_turns(tmp_path):
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
-    runs = [subprocess.Popen([sys.executable, "-c", HOLD, url, str(n)], stdout=subprocess.PIPE, text=True, env=env)
+    runs = [subprocess.Popen([sys.executable, "-c", HOLD, url, str(n)], stdout=subprocess.PIPE, text=True,
+                             env=tool_env())
             for n in range(3)]
     spans = sorted(tuple(map(float, run.communicate(timeout=60)[0].split())) for run in runs)
     assert all(run.returncode == 0 for run in runs)
