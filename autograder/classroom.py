@@ -7,7 +7,7 @@
    for it (so it scores 0 through the normal pipeline instead of stopping the run).
 2. Copy what is to be graded into runtime/grading/ASSIGNMENT/shard-K/, never touching the
    submitted files, and skip students already graded from the same files (resume, idempotence).
-3. Start one warm kernel zygote, then one worker per core (grade_worker.py: real
+3. Start one warm kernel zygote, then fork one worker per core (grade_worker.py: real
    `nbgrader autograde` on its shard); show a progress bar and a line per student. A worker
    that dies is replaced for the students it had left; the others carry on.
 4. Write runtime/flags.csv: every flag of every graded assignment, for manual review.
@@ -18,28 +18,28 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
-import nbformat
-from nbgrader.coursedir import CourseDirectory
-from traitlets.config.loader import PyFileConfigLoader
-
-from .flags import flags_path
 from .kernel_zygote import Zygote
-from .warm_kernel import ZYGOTE_ENV
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Everything the workers import, loaded here once before they are forked. This module itself
+# imports none of it at the top: a class run starts its zygote first, and both load at once.
+GRADING_STACK = ["nbgrader.apps", "autograder.isolated_execute", "autograder.flags", "autograder.grade_worker"]
 
 
-def load_course(root: str) -> CourseDirectory:
+def load_course(root: str):
+    """The course's nbgrader CourseDirectory, configured by its nbgrader_config.py."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
     config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
     return CourseDirectory(config=config)
 
 
 def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]:
     """({notebook: why it cannot be graded}, flags) for one student's submission folder."""
+    import nbformat
     present = sorted(f for f in os.listdir(folder) if f.endswith(".ipynb"))
     broken, flags = {}, []
     for name in expected:
@@ -59,7 +59,7 @@ def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]
     return broken, flags
 
 
-def grader_version(course: CourseDirectory, assignment: str) -> str:
+def grader_version(course, assignment: str) -> str:
     """Changes when what grading depends on changes: the source notebooks and the grader."""
     digest = hashlib.sha256()
     source = course.format_path(course.source_directory, ".", assignment)
@@ -89,8 +89,9 @@ def write_atomically(path: str, text: str) -> None:
 
 
 class ClassRun:
-    def __init__(self, root: str, assignment: str, workers: int, force: bool, out=sys.stdout):
+    def __init__(self, root: str, assignment: str, workers: int, force: bool, zygote: Zygote, out=sys.stdout):
         self.root, self.assignment, self.workers, self.force, self.out = root, assignment, workers, force, out
+        self.zygote = zygote
         self.course = load_course(root)
         self.work = os.path.join(root, "runtime", "grading", assignment)
         self.release = self.course.format_path(self.course.release_directory, ".", assignment)
@@ -157,16 +158,18 @@ class ClassRun:
             self._forget_attempt(student)
 
     def _run_workers(self, shards, left):
+        from . import grade_worker
         progress = os.path.join(self.work, "progress.jsonl")
         open(progress, "w").close()
-        env = dict(os.environ, **{ZYGOTE_ENV: self.zygote.socket_path})
-        logs = [open(os.path.join(self.work, f"worker-{n}.log"), "a") for n in range(len(shards))]
-        processes = [subprocess.Popen([sys.executable, "-m", "autograder.grade_worker", self.assignment, shard,
-                                       progress], cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT)
-                     for shard, log in zip(shards, logs)]
+        running = {grade_worker.start(self.assignment, shard, progress, os.path.join(self.work, f"worker-{n}.log"),
+                                      self.zygote.socket_path) for n, shard in enumerate(shards)}
         seen = 0
         while True:
-            running = any(p.poll() is None for p in processes)
+            running = {pid for pid in running if os.waitpid(pid, os.WNOHANG) == (0, 0)}
+            if self.zygote.failed():
+                for pid in running:
+                    os.kill(pid, 9)
+                raise RuntimeError(self.zygote.failed())
             text = open(progress).read()
             lines = text[:text.rfind("\n") + 1].splitlines()  # whole lines only: a worker may be mid-write
             for line in lines[seen:]:
@@ -177,10 +180,9 @@ class ClassRun:
             if not running:
                 break
             time.sleep(0.2)
-        for log in logs:
-            log.close()
 
     def _finished(self, student, info, seconds):
+        from .flags import flags_path
         if info is None:
             return
         folder = self.course.format_path(self.course.autograded_directory, student, self.assignment)
@@ -214,11 +216,9 @@ class ClassRun:
                        f"({len(students) - len(pending)} already graded), {self.workers} workers\n")
         failed = []
         if pending:
-            self.zygote = Zygote()
-            try:
-                failed = self.grade(pending)
-            finally:
-                self.zygote.stop()
+            for name in GRADING_STACK:
+                __import__(name)
+            failed = self.grade(pending)
             self._bar()
             self.out.write("\n")
         write_flags_csv(self.root, self.course)
@@ -227,7 +227,7 @@ class ClassRun:
         return 1 if failed else 0
 
 
-def write_flags_csv(root: str, course: CourseDirectory) -> str:
+def write_flags_csv(root: str, course) -> str:
     """runtime/flags.csv: one row per flag, every assignment, for the instructor to review."""
     path = os.path.join(root, "runtime", "flags.csv")
     rows = []
@@ -252,7 +252,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="grade again even what is already graded")
     args = parser.parse_args(argv)
-    return ClassRun(os.getcwd(), args.assignment, args.workers, args.force).run()
+    zygote = Zygote(wait=False)  # loads torch while this process loads nbgrader
+    try:
+        return ClassRun(os.getcwd(), args.assignment, args.workers, args.force, zygote).run()
+    finally:
+        zygote.stop()
 
 
 if __name__ == "__main__":

@@ -6,13 +6,24 @@ of students, with two additions that concurrency needs.
   "database is locked"); the long part, executing notebooks, still runs in parallel.
 - Each student done is appended to the progress file (autograder/progress.py).
 
+A class run forks its workers (`start`) after loading nbgrader and torch once, so no worker
+pays those imports again. By hand, for one shard:
+
     python -m autograder.grade_worker ASSIGNMENT SHARD_DIR PROGRESS_FILE [NBGRADER ARGS...]
 """
+import ctypes
 import fcntl
 import os
+import signal
 import sys
+import traceback
 
 from nbgrader import api
+
+from .kernel_zygote import ZYGOTE_ENV, die_with_parent
+
+PR_SET_NAME = 15
+NAME = b"grade_worker"  # what ps, top and /proc/PID/comm show for a forked worker
 
 _held = {"depth": 0, "file": None}
 
@@ -46,6 +57,31 @@ def main(assignment: str, shard: str, progress: str, *extra: str) -> None:
     os.environ["COURSE_PROGRESS"] = progress  # read by autograder.progress (nbgrader_config.py)
     NbGraderApp.launch_instance(argv=["autograde", assignment, f"--CourseDirectory.submitted_directory={shard}",
                                       *extra])
+
+
+def start(assignment: str, shard: str, progress: str, log_path: str, zygote_socket: str) -> int:
+    """Fork a worker for `shard`, its output going to `log_path`; returns its pid. It ends
+    with the class run: a killed run leaves no worker writing to the gradebook."""
+    sys.stdout.flush(), sys.stderr.flush()  # else buffered text would be written twice
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        die_with_parent(signal.SIGTERM)
+        ctypes.CDLL(None).prctl(PR_SET_NAME, NAME)
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(log, 1), os.dup2(log, 2)
+        os.environ[ZYGOTE_ENV] = zygote_socket
+        main(assignment, shard, progress)
+        code = 0
+    except SystemExit as leaving:
+        code = leaving.code if isinstance(leaving.code, int) else 1
+    except BaseException:  # noqa: BLE001 (whatever it was, the log says so and the run retries)
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":

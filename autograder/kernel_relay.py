@@ -19,7 +19,11 @@ def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
                "env": dict(os.environ), "jail": json.loads(jail), "arguments": list(arguments)}
     socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
     replies = conn.makefile()
-    pid = json.loads(replies.readline())["pid"]
+    first = replies.readline()
+    if not first:  # the zygote failed while importing, or was stopped
+        print("kernel start failed: the kernel zygote closed the connection", file=sys.stderr, flush=True)
+        return 1
+    pid = json.loads(first)["pid"]
 
     def forward(signum, _frame):
         try:

@@ -32,10 +32,10 @@ def workers_of(pid: int) -> list[int]:
         if entry.isdigit():
             try:
                 stat = open(f"/proc/{entry}/stat").read()
-                cmdline = open(f"/proc/{entry}/cmdline").read()
+                name = open(f"/proc/{entry}/comm").read().strip()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and "grade_worker" in cmdline:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and name == "grade_worker":
                 found.append(int(entry))
     return found
 

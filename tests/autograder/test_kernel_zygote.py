@@ -44,3 +44,35 @@ def test_killing_the_relay_kills_its_kernel(tmp_path, monkeypatch, covered):
         covered("a relay killed with SIGKILL takes its forked kernel with it; the zygote serves on")
     finally:
         zygote.stop()
+
+
+def test_kernels_asked_for_while_the_zygote_loads_start_once_it_is_ready(tmp_path, monkeypatch, covered):
+    """A class run starts its workers without waiting for the zygote's imports."""
+    zygote = Zygote(wait=False)
+    monkeypatch.setenv(ZYGOTE_ENV, zygote.socket_path)
+
+    async def answer():
+        km = WarmKernelManager()
+        await km.start_kernel(cwd=str(tmp_path))
+        client = km.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=120)
+        outputs = []
+        await client.execute_interactive("print(6 * 7)", timeout=30, output_hook=outputs.append)
+        client.stop_channels()
+        await km.shutdown_kernel(now=True)
+        return [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
+    try:
+        assert os.path.exists(zygote.socket_path) and zygote.failed() is None
+        assert asyncio.run(answer()) == ["42\n"]
+        assert zygote.process.stdout.readline().strip() == "ready"
+        covered("a kernel asked for while the zygote still imports torch starts once it is ready")
+    finally:
+        zygote.stop()
+
+
+def test_a_zygote_that_fails_says_so(tmp_path):
+    zygote = Zygote(socket_path=str(tmp_path / "no-such-folder" / "zygote.sock"), wait=False)
+    zygote.process.wait(timeout=60)
+    assert "the kernel zygote stopped" in zygote.failed()
+    zygote.stop()
