@@ -204,9 +204,18 @@ def _kill(pid: int) -> None:
 
 
 def _reap(kernels: dict) -> None:
-    for relay, pid in list(kernels.items()):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
+    """Collect every kernel that ended, killed ones included (else each stays a zombie for the
+    rest of the run), and tell a kernel's relay, if it is still there, how it ended."""
+    relays = {pid: relay for relay, pid in kernels.items()}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # no children at all
+            return
+        if not pid:
+            return
+        relay = relays.get(pid)
+        if relay is not None:
             try:
                 relay.sendall(json.dumps({"exit": status}).encode() + b"\n")
             except OSError:

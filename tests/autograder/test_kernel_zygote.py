@@ -41,7 +41,12 @@ def test_killing_the_relay_kills_its_kernel(tmp_path, monkeypatch, covered):
             time.sleep(0.05)
         assert not alive(kernel), "the kernel outlived its relay"
         assert zygote.process.poll() is None, "the zygote must keep serving"
-        covered("a relay killed with SIGKILL takes its forked kernel with it; the zygote serves on")
+        deadline = time.time() + 5
+        while os.path.exists(f"/proc/{kernel}") and time.time() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{kernel}"), "the killed kernel was left a zombie"
+        covered("a relay killed with SIGKILL takes its forked kernel with it, which is collected; "
+                "the zygote serves on")
     finally:
         zygote.stop()
 
