@@ -10,6 +10,7 @@ Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
   zygote -> relay   {"pid": N} once forked, then {"exit": status} when the kernel ends.
 If the relay's connection closes first (it was killed), the zygote kills the kernel.
 """
+import gc
 import json
 import os
 import select
@@ -135,14 +136,16 @@ def _fork_kernel(request: dict, stdio: list[int]) -> int:
 
 def warm_up() -> None:
     """Run once what nearly every graded notebook runs, so that PyTorch's lazy set-up (operator
-    dispatch, autograd, the meta device, serialization) is done before the fork, not in each kernel.
-    One intra-op thread: parallelism comes from grading students at once, and a process whose
-    thread pool never started is safe to fork."""
+    dispatch, autograd, the meta device, serialization) and IPython's first traceback (which
+    loads its highlighter and reads the helpers' source) are done before the fork, not in each
+    kernel. One intra-op thread: parallelism comes from grading students at once, and a process
+    whose thread pool never started is safe to fork."""
     import io
 
     import torch
+    from IPython.core.ultratb import AutoFormattedTB
 
-    from autograder import check_tensor, check_value, strict_devices
+    from autograder import GradingError, check_tensor, check_value, strict_devices
     torch.set_num_threads(1)
     x = torch.randn(4, 3, requires_grad=True)
     layer = torch.nn.Linear(3, 2)
@@ -156,6 +159,10 @@ def warm_up() -> None:
     torch.save(layer.state_dict(), buffer)
     buffer.seek(0)
     torch.load(buffer, weights_only=True)
+    try:
+        check_tensor(torch.zeros(2), torch.ones(2), name="warm-up")
+    except GradingError:
+        AutoFormattedTB(mode="Context").structured_traceback(*sys.exc_info())
 
 
 def serve(socket_path: str) -> None:
@@ -169,6 +176,10 @@ def serve(socket_path: str) -> None:
     for name in PRELOAD:
         __import__(name)
     warm_up()
+    # Kernels share the zygote's memory until they write to it. A garbage collection touches
+    # every object it tracks, copying each page it is on: frozen objects are never scanned.
+    gc.collect()
+    gc.freeze()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("ready", flush=True)
     kernels = {}  # relay connection -> kernel pid
