@@ -5,6 +5,7 @@ before any student code exists, so the originals below are the real ones; the gr
 An audit that finds nothing still writes a record: an audit that never ran (its cell turned
 into `pass` by an input transformer, say) is then noticed by its absence."""
 import builtins
+import json
 import os
 import sys
 
@@ -27,7 +28,8 @@ WATCHED = {
                                    "record"]),
     "autograder.quiz": (quiz, ["check_answer", "check_choice", "record"]),
     "autograder.misconceptions": (misconceptions, ["pitfall_if", "record"]),
-    "autograder.trace": (trace, ["record", "portable", "flush"]),
+    "autograder.trace": (trace, ["record", "portable", "flush", "has_tensor"]),
+    "json": (json, ["dump", "dumps"]),
     "builtins": (builtins, ["isinstance", "type", "getattr", "len", "repr", "str", "bool", "int",
                             "float", "tuple", "__import__", "AssertionError", "Exception"]),
 }

@@ -45,5 +45,29 @@ def test_records_load_as_data_only(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
     trace.record("value", "n", 3, 3, rel_tol=1e-9, abs_tol=0.0)
     trace.flush()
-    [loaded] = verify.read_records(list(tmp_path.iterdir()))
+    [loaded] = verify.read_records([str(p) for p in tmp_path.iterdir()])
     assert loaded["got"] == {"plain": 3} and verify.judge([loaded]) == []
+
+
+def test_tensor_records_go_through_torch_save_and_json_cannot_carry_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
+    trace._pending.clear()  # judge() above re-ran checks, which record while the variable is set
+    t = torch.arange(3.0)
+    trace.record("tensor", "x", t, t.clone(), rtol=None, atol=None, check_values=True)
+    trace.flush()
+    trace.record("value", "n", 3, 3, rel_tol=1e-9, abs_tol=0.0)
+    trace.record("value", "m", torch.zeros(2, device="meta"), 1, rel_tol=1e-9, abs_tol=0.0)
+    trace.flush()
+    trace.record("answer", "q1", "tensor", "tensor")  # the word is no tensor
+    trace.flush()
+    files = sorted(str(p) for p in tmp_path.iterdir())
+    assert [p.rsplit(".", 1)[1] for p in files] == ["pt", "pt", "json"]  # meta tensors included
+    assert [r["name"] for r in verify.read_records(files)] == ["x", "n", "m", "q1"]
+    forged = tmp_path / f"{files[-1].rsplit('/', 1)[1].split('-')[0]}-999999.json"
+    forged.write_text('[{"kind": "tensor", "name": "x", "got": {"tensor": [1, 2]}, "expected": {}, "options": {}}]')
+    try:
+        verify.read_records([str(forged)])
+    except ValueError as error:
+        assert "tensor evidence in a file written without tensors" in str(error)
+    else:
+        raise AssertionError("a JSON record standing for a tensor was accepted")
