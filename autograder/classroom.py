@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -27,6 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Everything the workers import, loaded here once before they are forked. This module itself
 # imports none of it at the top: a class run starts its zygote first, and both load at once.
 GRADING_STACK = ["nbgrader.apps", "autograder.isolated_execute", "autograder.flags", "autograder.grade_worker"]
+
+
+class ZygoteGone(RuntimeError):
+    """No kernel can start: the run stops instead of failing every student one by one."""
 
 
 def load_course(root: str):
@@ -166,10 +171,6 @@ class ClassRun:
         seen = 0
         while True:
             running = {pid for pid in running if os.waitpid(pid, os.WNOHANG) == (0, 0)}
-            if self.zygote.failed():
-                for pid in running:
-                    os.kill(pid, 9)
-                raise RuntimeError(self.zygote.failed())
             text = open(progress).read()
             lines = text[:text.rfind("\n") + 1].splitlines()  # whole lines only: a worker may be mid-write
             for line in lines[seen:]:
@@ -177,6 +178,10 @@ class ClassRun:
                 self._finished(event["student"], left.pop(event["student"], None), event["seconds"])
             seen = len(lines)
             self._bar()
+            if self.zygote.failed():
+                for pid in running:
+                    os.kill(pid, signal.SIGKILL)
+                raise ZygoteGone(self.zygote.failed())
             if not running:
                 break
             time.sleep(0.2)
@@ -255,6 +260,10 @@ def main(argv=None) -> int:
     zygote = Zygote(wait=False)  # loads torch while this process loads nbgrader
     try:
         return ClassRun(os.getcwd(), args.assignment, args.workers, args.force, zygote).run()
+    except ZygoteGone as error:
+        print(f"./course autograde: {error}; nothing graded in this run is lost, run again to go on",
+              file=sys.stderr)
+        return 1
     finally:
         zygote.stop()
 

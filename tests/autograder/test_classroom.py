@@ -66,3 +66,24 @@ def test_a_dead_worker_does_not_stop_the_class(tmp_path, covered):
         totals = {s.student.id: s.score for s in gradebook.find_assignment("01_tensors").submissions}
     assert totals == {student: 16.0 for student in students}
     covered("a worker killed mid-run: its students were graded by a new one, the others carried on")
+
+
+def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
+    course = make_course(tmp_path, ["01_tensors"])
+    release = read_notebook(course / "release" / "01_tensors" / NOTEBOOK)
+    write_notebook(release, course / "runtime" / "submitted" / "s0" / "01_tensors" / NOTEBOOK)
+    script = (
+        "import os, sys\n"
+        "from autograder.classroom import ClassRun, ZygoteGone\n"
+        "from autograder.kernel_zygote import Zygote\n"
+        "zygote = Zygote(socket_path=os.path.join(sys.argv[1], 'missing', 'z.sock'), wait=False)\n"
+        "zygote.process.wait()\n"
+        "try:\n"
+        "    ClassRun(os.getcwd(), '01_tensors', 1, False, zygote).run()\n"
+        "except ZygoteGone as error:\n"
+        "    print('STOPPED:', error)\n")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=course, env=tool_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert "STOPPED: the kernel zygote stopped (exit status 1)" in result.stdout, result.stdout + result.stderr
+    assert not list((course / "runtime" / "grading" / "01_tensors" / "done").glob("*.json"))
+    covered("a class run whose kernel zygote died stops at once, with the reason, and counts no one as graded")
