@@ -60,7 +60,7 @@ def has_tensor(data) -> bool:
 def flush() -> None:
     """Write the records kept so far as one file: one write per cell, not one per check.
     Records with tensors go through torch.save; the rest (every cell's audit, most checks) as
-    JSON, which the grader reads back ten times faster."""
+    JSON, which the grader reads back about eight times faster (0.017 ms against 0.13 ms)."""
     folder = os.environ.get("COURSE_TRACE_DIR")
     if folder and _pending:
         path = os.path.join(folder, f"{os.getpid()}-{next(_numbers):06d}")

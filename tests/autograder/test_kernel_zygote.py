@@ -16,25 +16,31 @@ def alive(pid: int) -> bool:
         return False
 
 
+async def run_in_a_forked_kernel(folder, code: str, shut_down: bool) -> tuple[int, list[str]]:
+    """(the relay's pid, what `code` printed) in a kernel of the zygote named in the environment;
+    the kernel is left running unless `shut_down`."""
+    km = WarmKernelManager()
+    await km.start_kernel(cwd=str(folder))
+    client = km.client()
+    client.start_channels()
+    await client.wait_for_ready(timeout=120)
+    outputs = []
+    reply = await client.execute_interactive(code, timeout=30, output_hook=outputs.append)
+    assert reply["content"]["status"] == "ok"
+    client.stop_channels()
+    relay = km.provisioner.process.pid
+    if shut_down:
+        await km.shutdown_kernel(now=True)
+    return relay, [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
+
+
 def test_killing_the_relay_kills_its_kernel(tmp_path, monkeypatch, covered):
     zygote = Zygote()
     monkeypatch.setenv(ZYGOTE_ENV, zygote.socket_path)
-
-    async def kernel_pid_and_relay():
-        km = WarmKernelManager()
-        await km.start_kernel(cwd=str(tmp_path))
-        client = km.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=60)
-        reply = await client.execute_interactive("import os; print(os.getpid())", timeout=30,
-                                                 output_hook=lambda msg: found.append(msg))
-        client.stop_channels()
-        return km.provisioner.process.pid, reply
     try:
-        found = []
-        relay, reply = asyncio.run(kernel_pid_and_relay())
-        kernel = int(next(m["content"]["text"] for m in found if m["msg_type"] == "stream"))
-        assert reply["content"]["status"] == "ok" and alive(kernel) and kernel != relay
+        relay, printed = asyncio.run(run_in_a_forked_kernel(tmp_path, "import os; print(os.getpid())", False))
+        kernel = int(printed[0])
+        assert alive(kernel) and kernel != relay
         os.kill(relay, signal.SIGKILL)
         deadline = time.time() + 10
         while alive(kernel) and time.time() < deadline:
@@ -55,21 +61,9 @@ def test_kernels_asked_for_while_the_zygote_loads_start_once_it_is_ready(tmp_pat
     """A class run starts its workers without waiting for the zygote's imports."""
     zygote = Zygote(wait=False)
     monkeypatch.setenv(ZYGOTE_ENV, zygote.socket_path)
-
-    async def answer():
-        km = WarmKernelManager()
-        await km.start_kernel(cwd=str(tmp_path))
-        client = km.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=120)
-        outputs = []
-        await client.execute_interactive("print(6 * 7)", timeout=30, output_hook=outputs.append)
-        client.stop_channels()
-        await km.shutdown_kernel(now=True)
-        return [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
     try:
         assert os.path.exists(zygote.socket_path) and zygote.failed() is None
-        assert asyncio.run(answer()) == ["42\n"]
+        assert asyncio.run(run_in_a_forked_kernel(tmp_path, "print(6 * 7)", True))[1] == ["42\n"]
         assert zygote.process.stdout.readline().strip() == "ready"
         covered("a kernel asked for while the zygote still imports torch starts once it is ready")
     finally:
