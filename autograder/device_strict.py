@@ -14,6 +14,12 @@ module, a loss or a backward pass is checked op by op), and one whose tensor inp
 more than one device raises DeviceMismatchError. What PyTorch itself allows still works:
 Python numbers, 0-dim CPU tensors, copies between devices (`.to`, `.cpu()`, `dst[...] = src`),
 factory functions, and CPU index tensors in `x[idx]` / `x[idx] = v`.
+
+A meta tensor has no values, so code that logs a loss (`loss.item()`, `float(loss)`,
+`loss.detach().cpu().item()`, `bool(loss > 0)`) cannot finish on plain `meta`. With
+`strict_devices(meta_values=True)` every value read out of a meta tensor comes back as zeros
+(a Python 0 of the tensor's kind, or a zero tensor where a copy leaves meta), so a whole
+training or evaluation loop runs to its end on meta and every op in it is checked.
 """
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -70,12 +76,51 @@ def mismatch_message(func, devices) -> str:
             "Every tensor an operation reads must be on one device: move them with .to(device).")
 
 
+def _is_meta(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type == "meta"
+
+
+def _zero_scalar(dtype: torch.dtype):
+    """What .item() of a zero tensor of `dtype` gives: False, 0, 0.0 or 0j."""
+    if dtype == torch.bool:
+        return False
+    if dtype.is_complex:
+        return 0j
+    return 0.0 if dtype.is_floating_point else 0
+
+
+def read_meta_values(func, args, kwargs):
+    """The zeros standing in for a value read out of a meta tensor, or NotImplemented when
+    `func` reads no values out of meta: .item() and friends (_local_scalar_dense), a copy
+    from meta to a real device (`.cpu()`, `.to("cpu")`) and `dst.copy_(meta_src)`."""
+    packet = func.overloadpacket
+    if packet is aten._local_scalar_dense and _is_meta(args[0]):
+        return _zero_scalar(args[0].dtype)
+    if packet is aten._to_copy and _is_meta(args[0]):
+        device = kwargs.get("device")
+        if device is not None and torch.device(device).type != "meta":
+            return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device=device)
+    if packet in (aten.copy_, aten.copy) and len(args) > 1 and _is_meta(args[1]) and not _is_meta(args[0]):
+        target = args[0] if packet is aten.copy_ else args[0].clone()
+        return target.zero_()
+    return NotImplemented
+
+
 class StrictDevices(TorchDispatchMode):
     """A dispatch mode that raises DeviceMismatchError before any aten op whose tensor
-    inputs sit on more than one device. Use it through strict_devices()."""
+    inputs sit on more than one device. Use it through strict_devices().
+    meta_values=True: values read out of meta tensors come back as zeros."""
+
+    def __init__(self, meta_values: bool = False):
+        super().__init__()
+        self.meta_values = meta_values
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.meta_values:
+            zeros = read_meta_values(func, args, kwargs)
+            if zeros is not NotImplemented:
+                return zeros
         devices = devices_read(func, args, kwargs)
         if len(devices) > 1:
             raise DeviceMismatchError(mismatch_message(func, devices))
@@ -83,7 +128,8 @@ class StrictDevices(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def strict_devices() -> StrictDevices:
+def strict_devices(meta_values: bool = False) -> StrictDevices:
     """`with strict_devices(): ...` runs its body in device-strict mode. A fresh mode each
-    call, so uses nest; leaving the block (even by an exception) restores plain behaviour."""
-    return StrictDevices()
+    call, so uses nest; leaving the block (even by an exception) restores plain behaviour.
+    meta_values=True lets code read values out of meta tensors, as zeros (see above)."""
+    return StrictDevices(meta_values)

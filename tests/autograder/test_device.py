@@ -89,3 +89,37 @@ def test_pretend_accelerators_fakes_every_api_and_restores_it():
         assert torch.accelerator.current_accelerator() is None
     assert (torch.cuda.is_available, torch.backends.mps.is_available,
             torch.accelerator.is_available, torch.accelerator.current_accelerator) == originals
+
+
+PICKERS = {
+    "is_available": lambda: torch.device("cuda" if torch.cuda.is_available() else
+                                         "mps" if torch.backends.mps.is_available() else "cpu"),
+    "device counts": lambda: torch.device("cuda" if torch.cuda.device_count() > 0 else
+                                          "mps" if torch.backends.mps.is_built() and torch.backends.mps.is_available() else "cpu"),
+    "cuda index": lambda: torch.device("cuda", torch.cuda.current_device()).type if torch.cuda.device_count()
+    else ("mps" if torch.mps.device_count() else "cpu"),
+    "torch.accelerator": lambda: (torch.accelerator.current_accelerator() if torch.accelerator.device_count()
+                                  else torch.device("cpu")),
+    "built and available": lambda: ("cuda" if torch.backends.cuda.is_built() and torch.cuda.is_available()
+                                    else "mps" if torch.backends.mps.is_available() else "cpu"),
+}
+
+
+@pytest.mark.parametrize("picker", PICKERS, ids=list(PICKERS))
+@pytest.mark.parametrize("present, expected", [(dict(cuda=True), "cuda"), (dict(mps=True), "mps"),
+                                               (dict(cuda=True, mps=True), "cuda"), ({}, "cpu")])
+def test_every_public_question_a_picker_asks_sees_the_pretended_machine(picker, present, expected):
+    from autograder import pretend_accelerators
+    with pretend_accelerators(**present):
+        got = PICKERS[picker]()
+    assert torch.device(got).type == expected
+
+
+def test_pretend_accelerators_restores_counts_and_built_flags():
+    from autograder import pretend_accelerators
+    originals = (torch.cuda.device_count, torch.backends.mps.is_built, torch.backends.cuda.is_built,
+                 torch.accelerator.device_count, torch.cuda.current_device)
+    with pretend_accelerators(cuda=True):
+        assert torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+    assert (torch.cuda.device_count, torch.backends.mps.is_built, torch.backends.cuda.is_built,
+            torch.accelerator.device_count, torch.cuda.current_device) == originals

@@ -314,3 +314,48 @@ def test_modes_nest():
         with pytest.raises(DeviceMismatchError):  # the outer mode still holds
             torch.mm(cpu, meta)
     assert _get_current_dispatch_mode() is None
+
+
+READS = {
+    "item": lambda t: t.item(),
+    "float": lambda t: float(t),
+    "detach().cpu().item()": lambda t: t.detach().cpu().item(),
+    "bool of a comparison": lambda t: bool(t > 0),
+    "copy_ into a cpu tensor": lambda t: torch.ones(()).copy_(t).item(),
+    "to('cpu') then tolist": lambda t: t.to("cpu").tolist(),
+}
+
+
+@pytest.mark.parametrize("read", READS, ids=list(READS))
+def test_meta_values_reads_come_back_as_zeros(read):
+    loss = torch.empty((), device="meta")
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        with strict_devices():
+            READS[read](loss)
+    with strict_devices(meta_values=True):
+        assert READS[read](loss) in (0, False)
+
+
+def test_meta_values_keeps_strictness_and_a_whole_loop_runs_on_meta():
+    model = nn.Linear(3, 1).to("meta")
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    total = 0.0
+    with strict_devices(meta_values=True):
+        for _ in range(2):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(torch.empty(4, 3, device="meta")), torch.empty(4, 1, device="meta"))
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+    assert total == 0.0
+    with pytest.raises(DeviceMismatchError, match=CPU_AND_META):
+        with strict_devices(meta_values=True):
+            model(torch.randn(4, 3))
+    with pytest.raises(RuntimeError):  # plain behaviour again after the block
+        torch.empty((), device="meta").item()
+
+
+def test_meta_values_leaves_real_values_alone():
+    with strict_devices(meta_values=True):
+        assert torch.tensor(2.5).item() == 2.5
+        assert torch.ones(2).cpu().tolist() == [1.0, 1.0]
