@@ -38,27 +38,27 @@ c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import autograder.grading
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "autograder.feedback.HideHiddenTests",
+    "classgrader.feedback.HideHiddenTests",
 ]
 
 # Autograding runs every notebook through the course's own execute step (warm, sandboxed,
-# per-cell recovery, verdicts re-checked outside the kernel, see autograder/isolated_execute.py)
+# per-cell recovery, verdicts re-checked outside the kernel, see classgrader/isolated_execute.py)
 # and records flags for review. Everything else is nbgrader's own pipeline.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
-    "autograder.flags.FindStructuralProblems",
+    "classgrader.flags.FindStructuralProblems",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "autograder.isolated_execute.IsolatedExecute",
+    "classgrader.isolated_execute.IsolatedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "autograder.flags.SaveFlags",
+    "classgrader.flags.SaveFlags",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
@@ -66,5 +66,5 @@ c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and
 # Only on a machine that cannot sandbox, and knowingly: COURSE_SANDBOX=off ./course autograde ID
 c.IsolatedExecute.use_sandbox = os.environ.get("COURSE_SANDBOX", "on") != "off"
 # A class run (./course autograde) follows progress through these; elsewhere they do nothing.
-c.Autograde.pre_convert_hook = "autograder.progress.before"
-c.Autograde.post_convert_hook = "autograder.progress.after"
+c.Autograde.pre_convert_hook = "classgrader.progress.before"
+c.Autograde.post_convert_hook = "classgrader.progress.after"

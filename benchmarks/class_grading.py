@@ -1,7 +1,7 @@
 """Grade the same class three ways in one run and compare (a benchmark, not a test):
 
   stock  sequential `nbgrader autograde` with nbgrader's own pipeline (a kernel per notebook)
-  ours   `./course autograde` (autograder/classroom.py: warm sandboxed kernels, parallel workers)
+  ours   `./course autograde` (classgrader/classroom.py: warm sandboxed kernels, parallel workers)
   floor  the same autograded notebooks' cells exec'd in this one already-warm interpreter
 
 The class is the scripted submissions of tests/scenarios/unitNN.py (honest and wrong answers,
@@ -130,7 +130,7 @@ def main():
         build_class(stock_course, unit, args.copies)
         n = len(students)
         stock_s = timed([sys.executable, "-m", "nbgrader", "autograde", unit.ASSIGNMENT], stock_course)
-        ours_s, ours_start = timed_class_run([sys.executable, "-m", "autograder.classroom", unit.ASSIGNMENT,
+        ours_s, ours_start = timed_class_run([sys.executable, "-m", "classgrader.classroom", unit.ASSIGNMENT,
                                               "--workers", str(args.workers)], ours_course)
         floor_s, floor_scores = floor(ours_course, unit.ASSIGNMENT, unit.NOTEBOOK)
         stock_scores, ours_scores = scores(stock_course, unit.ASSIGNMENT), scores(ours_course, unit.ASSIGNMENT)

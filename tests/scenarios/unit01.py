@@ -3,19 +3,10 @@
 Each scenario is one student: the answers that differ from the reference solution, the
 test cells it must lose, and what its feedback must say. Everything else is the solution,
 so a wrong answer must cost exactly the points of the item it breaks."""
-from dataclasses import dataclass, field
+from scenarios import Scenario
 
 ASSIGNMENT = "01_tensors"
 NOTEBOOK = "01_tensors.ipynb"
-
-
-@dataclass
-class Scenario:
-    student: str
-    answers: dict[str, str] | None = field(default_factory=dict)  # None: the untouched release
-    loses: set[str] = field(default_factory=set)                   # test cells scoring 0
-    says: list[str] = field(default_factory=list)                  # feedback must contain these
-    extra_cells: dict[str, str] = field(default_factory=dict)      # code cells a student added
 
 
 SCENARIOS = [

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 02_devices (see unit01.py for the shape of a scenario)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "02_devices"
 NOTEBOOK = "02_devices.ipynb"

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 03_broadcasting_views (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "03_broadcasting_views"
 NOTEBOOK = "03_broadcasting_views.ipynb"

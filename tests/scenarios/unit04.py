@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 04_autograd (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "04_autograd"
 NOTEBOOK = "04_autograd.ipynb"

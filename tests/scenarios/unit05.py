@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 05_no_grad (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "05_no_grad"
 NOTEBOOK = "05_no_grad.ipynb"

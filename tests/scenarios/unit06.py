@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 06_modules (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "06_modules"
 NOTEBOOK = "06_modules.ipynb"

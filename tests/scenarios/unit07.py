@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 07_checkpoints (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "07_checkpoints"
 NOTEBOOK = "07_checkpoints.ipynb"

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 08_capstone (see unit01.py)."""
-from scenarios.unit01 import Scenario
+from scenarios import Scenario
 
 ASSIGNMENT = "08_capstone"
 NOTEBOOK = "08_capstone.ipynb"

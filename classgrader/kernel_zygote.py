@@ -2,7 +2,7 @@
 kernel is a fork of it, so no kernel pays the ~5 s of start-up and `import torch` again.
 
 The zygote never runs student code: it only forks. Each fork becomes one kernel, confined by
-`autograder.sandbox` when a jail is given, and dies with its run. Nothing a kernel does can
+`classgrader.sandbox` when a jail is given, and dies with its run. Nothing a kernel does can
 reach the zygote or the next kernel, because each starts from the same untouched image.
 
 Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
@@ -35,7 +35,7 @@ def die_with_parent(signum: int) -> None:
 PRELOAD = ["torch", "numpy", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell",
            "ipykernel.debugger", "IPython.core.completerlib", "IPython.core.debugger", "IPython.core.oinspect",
            "IPython.extensions.storemagic", "sqlite3", "tornado.platform.asyncio",
-           "autograder", "autograder.integrity", "autograder.trace"]
+           "autograder", "classgrader.integrity", "autograder.trace"]
 
 
 class Zygote:
@@ -46,7 +46,7 @@ class Zygote:
     def __init__(self, socket_path: str | None = None, wait: bool = True):
         self.dir = tempfile.mkdtemp(prefix="course-zygote-")
         self.socket_path = socket_path or os.path.join(self.dir, "zygote.sock")
-        self.process = subprocess.Popen([sys.executable, "-m", "autograder.kernel_zygote", self.socket_path],
+        self.process = subprocess.Popen([sys.executable, "-m", "classgrader.kernel_zygote", self.socket_path],
                                         stdout=subprocess.PIPE, text=True)
         self._wait_for_socket()
         if wait:
@@ -82,7 +82,7 @@ class Zygote:
 
 def _become_kernel(request: dict) -> None:
     """In the forked child: confine, then run an IPython kernel on the given connection file."""
-    from autograder import sandbox
+    from classgrader import sandbox
     connection = json.loads(open(request["connection_file"]).read())  # read before losing the rights
     os.environ.clear()
     os.environ.update(request["env"])
@@ -104,13 +104,18 @@ def _become_kernel(request: dict) -> None:
     arguments = request.get("arguments", [])
     # parent_handle=1: no parent polling (the zygote ends a kernel whose relay goes) and none of
     # the banners ipykernel prints when started by hand.
-    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.exec_lines=import autograder.grading_kernel",
-                "--IPKernelApp.parent_handle=1"]
+    # The kernel's own exec line (autograder.grading_kernel) comes with the caller's arguments,
+    # from nbgrader_config.py, the one place it is set.
+    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.parent_handle=1"]
     # traitlets rejects an option given twice, so the caller's own settings win.
     arguments += [d for d in defaults if d.split("=")[0] not in {a.split("=")[0] for a in arguments}]
     app = IPKernelApp.instance()
     app.initialize(["-f", private, *arguments])
     os.unlink(private)  # read; nothing else needs it
+    if os.environ.get("COURSE_TRACE_DIR"):
+        # Every cell then ends with the integrity audit and its checks' records written out.
+        from classgrader import integrity
+        app.shell.events.register("post_run_cell", integrity.after_cell)
     app.start()
 
 

@@ -1,7 +1,8 @@
 """verify.judge: the grader's own re-check, outside the kernel, of a test cell that passed."""
 import torch
 
-from autograder import trace, verify
+from autograder import trace
+from classgrader import verify
 
 
 def entry(kind, name, got=None, expected=None, **options):

@@ -6,8 +6,8 @@ import os
 
 import torch
 
-from . import checks, quiz, trace
-from .checks import GradingError
+from autograder import checks, quiz, trace
+from autograder.checks import GradingError
 
 
 def read_records(paths) -> list[dict]:

@@ -3,7 +3,8 @@ import pytest
 import torch
 
 import autograder
-from autograder import checks, integrity
+from autograder import checks
+from classgrader import integrity
 
 
 def test_nothing_found_when_nothing_changed():

@@ -4,7 +4,7 @@ import signal
 import subprocess
 import sys
 import time
-from autograder.classroom import triage
+from classgrader.classroom import triage
 from coursekit import ROOT, build_submission, make_course, read_notebook, tool_env, write_notebook
 
 NOTEBOOK = "01_tensors.ipynb"
@@ -47,7 +47,7 @@ def test_a_dead_worker_does_not_stop_the_class(tmp_path, covered):
     students = [f"s{n}" for n in range(8)]
     for student in students:
         write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
-    run = subprocess.Popen([sys.executable, "-m", "autograder.classroom", "01_tensors", "--workers", "2"],
+    run = subprocess.Popen([sys.executable, "-m", "classgrader.classroom", "01_tensors", "--workers", "2"],
                            cwd=course, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and len(workers_of(run.pid)) < 2:
@@ -74,8 +74,8 @@ def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
     write_notebook(release, course / "runtime" / "submitted" / "s0" / "01_tensors" / NOTEBOOK)
     script = (
         "import os, sys\n"
-        "from autograder.classroom import ClassRun, ZygoteGone\n"
-        "from autograder.kernel_zygote import Zygote\n"
+        "from classgrader.classroom import ClassRun, ZygoteGone\n"
+        "from classgrader.kernel_zygote import Zygote\n"
         "zygote = Zygote(socket_path=os.path.join(sys.argv[1], 'missing', 'z.sock'), wait=False)\n"
         "zygote.process.wait()\n"
         "try:\n"

@@ -4,12 +4,12 @@ of students, with two additions that concurrency needs.
 - The gradebook is SQLite, written by every worker: each Gradebook connection holds an
   exclusive file lock from open to close, so writes never interleave (and never fail with
   "database is locked"); the long part, executing notebooks, still runs in parallel.
-- Each student done is appended to the progress file (autograder/progress.py).
+- Each student done is reported, with its flags, on the worker's pipe (classgrader/progress.py).
 
 A class run forks its workers (`start`) after loading nbgrader and torch once, so no worker
 pays those imports again. By hand, for one shard:
 
-    python -m autograder.grade_worker ASSIGNMENT SHARD_DIR PROGRESS_FILE [NBGRADER ARGS...]
+    python -m classgrader.grade_worker ASSIGNMENT SHARD_DIR [NBGRADER ARGS...]
 """
 import ctypes
 import fcntl
@@ -20,6 +20,8 @@ import traceback
 
 from nbgrader import api
 
+from . import progress
+from .course import load_course
 from .kernel_zygote import ZYGOTE_ENV, die_with_parent
 
 PR_SET_NAME = 15
@@ -49,17 +51,15 @@ def _lock_gradebook(db_url: str) -> None:
     api.Gradebook.__init__, api.Gradebook.close = init, close
 
 
-def main(assignment: str, shard: str, progress: str, *extra: str) -> None:
+def main(assignment: str, shard: str, *extra: str, report: int | None = None) -> None:
     from nbgrader.apps import NbGraderApp
-
-    from .classroom import load_course
     _lock_gradebook(load_course(os.getcwd()).db_url)
-    os.environ["COURSE_PROGRESS"] = progress  # read by autograder.progress (nbgrader_config.py)
+    progress.report_to(report)
     NbGraderApp.launch_instance(argv=["autograde", assignment, f"--CourseDirectory.submitted_directory={shard}",
                                       *extra])
 
 
-def start(assignment: str, shard: str, progress: str, log_path: str, zygote_socket: str) -> int:
+def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket: str) -> int:
     """Fork a worker for `shard`, its output going to `log_path`; returns its pid. It ends
     with the class run: a killed run leaves no worker writing to the gradebook."""
     sys.stdout.flush(), sys.stderr.flush()  # else buffered text would be written twice
@@ -73,7 +73,7 @@ def start(assignment: str, shard: str, progress: str, log_path: str, zygote_sock
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(log, 1), os.dup2(log, 2)
         os.environ[ZYGOTE_ENV] = zygote_socket
-        main(assignment, shard, progress)
+        main(assignment, shard, report=report)
         code = 0
     except SystemExit as leaving:
         code = leaving.code if isinstance(leaving.code, int) else 1

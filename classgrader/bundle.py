@@ -1,6 +1,6 @@
 """The student bundle: everything a student needs without a hub, and nothing they must not see.
 
-    python -m autograder.bundle [OUT.zip]        (or ./course bundle)
+    python -m classgrader.bundle [OUT.zip]        (or ./course bundle)
 
 It holds the lessons, the student versions of the assignments, the helper packages, the
 install files and ./course; never source/ (solutions and hidden tests), tests/ or runtime/."""

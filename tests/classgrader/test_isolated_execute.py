@@ -2,7 +2,7 @@
 import pytest
 from traitlets.config import Config
 
-from autograder import isolated_execute, sandbox
+from classgrader import isolated_execute, sandbox
 
 
 def test_refuses_without_a_sandbox(monkeypatch, tmp_path):

@@ -1,4 +1,4 @@
-"""Tests for autograder/feedback.py: remove_hidden_tests replaces each hidden-test block
+"""Tests for classgrader/feedback.py: remove_hidden_tests replaces each hidden-test block
 (one or two, indented or not) with the one-line note and keeps the visible code; the
 HideHiddenTests preprocessor strips hidden code from test cells (nbgrader grade=True,
 solution=False) and reduces their error tracebacks to "Ename: evalue", and leaves solution
@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograder.feedback import HIDDEN_NOTE, HideHiddenTests, remove_hidden_tests
+from classgrader.feedback import HIDDEN_NOTE, HideHiddenTests, remove_hidden_tests
 
 ONE_BLOCK = """\
 check_tensor(x, expected)

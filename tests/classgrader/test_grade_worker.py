@@ -6,7 +6,7 @@ from coursekit import tool_env
 
 HOLD = """
 import sys, time
-from autograder import grade_worker
+from classgrader import grade_worker
 from nbgrader import api
 url = sys.argv[1]
 grade_worker._lock_gradebook(url)

@@ -1,4 +1,4 @@
-"""Tests for autograder/sandbox.py: a forked child enters a sandbox, tries to cross one limit
+"""Tests for classgrader/sandbox.py: a forked child enters a sandbox, tries to cross one limit
 and reports what happened through a pipe. Each test first shows that the same action works
 outside the sandbox where that means something, so no test can pass because the action was
 impossible anyway. The work directories live under pytest's tmp_path, so under /tmp, which
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.sandbox import Jail, Limits, SandboxError, private_user
+from classgrader import sandbox
+from classgrader.sandbox import Jail, Limits, SandboxError, private_user
 
 REPO = Path(__file__).resolve().parents[2]
 NOBODY = pwd.getpwnam("nobody")

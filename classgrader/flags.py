@@ -4,8 +4,8 @@ FindStructuralProblems (sanitize step, before nbgrader restores cells) compares 
 notebook with its release: edited, deleted or retyped cells and grade ids used twice. The
 autograde step adds what the kernel showed (isolated_execute.py). SaveFlags, after
 SaveAutoGrades, marks the flagged cells "needs manual grade" in the gradebook (nbgrader's
-formgrader then lists them) and writes <notebook>.flags.json beside the autograded notebook."""
-import json
+formgrader then lists them) and hands the flags to the class run (progress.note_flags); it
+writes no file, least of all into a folder the student's kernel could write."""
 import os
 from collections import Counter
 
@@ -14,6 +14,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+from . import progress
 
 
 def _grade_id(cell):
@@ -62,10 +64,6 @@ class FindStructuralProblems(NbGraderPreprocessor):
         return nb, resources
 
 
-def flags_path(notebook_dir: str, notebook: str) -> str:
-    return os.path.join(notebook_dir, f"{notebook}.flags.json")
-
-
 class SaveFlags(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         flags = resources.pop("course_flags", [])
@@ -76,7 +74,5 @@ class SaveFlags(NbGraderPreprocessor):
                 if any(gid in (None, grade.name) for gid, _ in flags):
                     grade.needs_manual_grade = True
             gradebook.db.commit()
-        folder = resources.get("metadata", {}).get("path") or "."
-        with open(flags_path(folder, info["notebook"]), "w") as handle:
-            json.dump([{"item": gid, "reason": reason} for gid, reason in flags], handle, indent=1)
+        progress.note_flags(info["student"], [{"item": gid, "reason": reason} for gid, reason in flags])
         return nb, resources

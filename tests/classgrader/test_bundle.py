@@ -1,10 +1,10 @@
-"""Tests for autograder/bundle.py: the student bundle holds what a student needs and no
+"""Tests for classgrader/bundle.py: the student bundle holds what a student needs and no
 solution, hidden test or instructor file."""
 import json
 import re
 import zipfile
 
-from autograder.bundle import make_bundle
+from classgrader.bundle import make_bundle
 from coursekit import HIDDEN_BLOCK, LESSONS, RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, read_notebook, source_text
 
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)

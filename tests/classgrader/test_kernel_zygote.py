@@ -5,8 +5,8 @@ import os
 import signal
 import time
 
-from autograder.kernel_zygote import Zygote
-from autograder.warm_kernel import WarmKernelManager, ZYGOTE_ENV
+from classgrader.kernel_zygote import Zygote
+from classgrader.warm_kernel import WarmKernelManager, ZYGOTE_ENV
 
 
 def alive(pid: int) -> bool:

@@ -30,7 +30,7 @@ from traitlets import Bool, Dict
 from . import sandbox, verify
 from .warm_kernel import WarmKernelManager
 
-AUDIT = "import autograder.integrity as _course_integrity; _course_integrity.audit()"
+AUDIT = "import classgrader.integrity as _course_integrity; _course_integrity.audit()"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -64,7 +64,7 @@ def jail_spec(workdir: str, hide=(), limits=None) -> dict:
 
 
 class IsolatedExecute(Execute):
-    use_sandbox = Bool(True, help="Confine kernels (autograder.sandbox). Turning this off is an "
+    use_sandbox = Bool(True, help="Confine kernels (classgrader.sandbox). Turning this off is an "
                                   "explicit, insecure choice for machines that cannot sandbox.").tag(config=True)
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 

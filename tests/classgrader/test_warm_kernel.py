@@ -8,10 +8,10 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from autograder import sandbox
-from autograder.isolated_execute import jail_spec
-from autograder.kernel_zygote import Zygote
-from autograder.warm_kernel import ZYGOTE_ENV, WarmKernelManager
+from classgrader import sandbox
+from classgrader.isolated_execute import jail_spec
+from classgrader.kernel_zygote import Zygote
+from classgrader.warm_kernel import ZYGOTE_ENV, WarmKernelManager
 
 LEAVE_STATE = """
 import os, torch

@@ -17,29 +17,22 @@ import csv
 import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import sys
 import time
 
+from .course import GRADER_PACKAGES, load_course
 from .kernel_zygote import Zygote
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 # Everything the workers import, loaded here once before they are forked. This module itself
 # imports none of it at the top: a class run starts its zygote first, and both load at once.
-GRADING_STACK = ["nbgrader.apps", "autograder.isolated_execute", "autograder.flags", "autograder.grade_worker"]
+GRADING_STACK = ["nbgrader.apps", "classgrader.isolated_execute", "classgrader.flags", "classgrader.grade_worker"]
 
 
 class ZygoteGone(RuntimeError):
     """No kernel can start: the run stops instead of failing every student one by one."""
-
-
-def load_course(root: str):
-    """The course's nbgrader CourseDirectory, configured by its nbgrader_config.py."""
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-    config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
-    return CourseDirectory(config=config)
 
 
 def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -69,7 +62,8 @@ def grader_version(course, assignment: str) -> str:
     digest = hashlib.sha256()
     source = course.format_path(course.source_directory, ".", assignment)
     paths = sorted(os.path.join(source, f) for f in os.listdir(source))
-    paths += sorted(os.path.join(HERE, f) for f in os.listdir(HERE) if f.endswith(".py"))
+    for package in GRADER_PACKAGES:
+        paths += sorted(os.path.join(package, f) for f in os.listdir(package) if f.endswith(".py"))
     for path in paths + [os.path.join(course.root, "nbgrader_config.py")]:
         if os.path.isfile(path):
             digest.update(open(path, "rb").read())
@@ -164,42 +158,41 @@ class ClassRun:
 
     def _run_workers(self, shards, left):
         from . import grade_worker
-        progress = os.path.join(self.work, "progress.jsonl")
-        open(progress, "w").close()
-        running = {grade_worker.start(self.assignment, shard, progress, os.path.join(self.work, f"worker-{n}.log"),
-                                      self.zygote.socket_path) for n, shard in enumerate(shards)}
-        seen = 0
-        while True:
-            running = {pid for pid in running if os.waitpid(pid, os.WNOHANG) == (0, 0)}
-            text = open(progress).read()
-            lines = text[:text.rfind("\n") + 1].splitlines()  # whole lines only: a worker may be mid-write
-            for line in lines[seen:]:
-                event = json.loads(line)
-                self._finished(event["student"], left.pop(event["student"], None), event["seconds"])
-            seen = len(lines)
+        pipes = {}  # read end -> worker pid; each worker reports on a pipe of its own
+        for n, shard in enumerate(shards):
+            read, write = os.pipe()
+            pid = grade_worker.start(self.assignment, shard, write, os.path.join(self.work, f"worker-{n}.log"),
+                                     self.zygote.socket_path)
+            os.close(write)  # the worker holds the only write end: its end is the pipe's end
+            pipes[read] = pid
+        pending = {read: b"" for read in pipes}
+        while pipes:
+            ready, _, _ = select.select(list(pipes), [], [], 0.5)
+            for read in ready:
+                chunk = os.read(read, 65536)
+                if not chunk:  # the worker is gone (done or dead); a dead one's students stay left
+                    os.close(read)
+                    os.waitpid(pipes.pop(read), 0)
+                    continue
+                *lines, pending[read] = (pending[read] + chunk).split(b"\n")
+                for line in lines:
+                    event = json.loads(line)
+                    self._finished(event["student"], left.pop(event["student"], None), event)
             self._bar()
             if self.zygote.failed():
-                for pid in running:
+                for read, pid in pipes.items():
                     os.kill(pid, signal.SIGKILL)
+                    os.close(read)
                 raise ZygoteGone(self.zygote.failed())
-            if not running:
-                break
-            time.sleep(0.2)
 
-    def _finished(self, student, info, seconds):
-        from .flags import flags_path
+    def _finished(self, student, info, event):
         if info is None:
             return
-        folder = self.course.format_path(self.course.autograded_directory, student, self.assignment)
-        flags = [{"item": None, "reason": reason} for reason in info["flags"]]
-        for name in self.expected:
-            path = flags_path(folder, name.removesuffix(".ipynb"))
-            if os.path.exists(path):
-                flags += json.load(open(path))
+        flags = [{"item": None, "reason": reason} for reason in info["flags"]] + event["flags"]
         write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags}))
         self.graded += 1
         mark = f"flagged: {flags[0]['reason'][:90]}" if flags else "ok"
-        self.out.write(f"\r\033[K  {student:<32} graded in {seconds:5.1f} s  {mark}\n")
+        self.out.write(f"\r\033[K  {student:<32} graded in {event['seconds']:5.1f} s  {mark}\n")
 
     def _bar(self):
         moment = (self.graded, int(time.perf_counter() - self.started) // 5)

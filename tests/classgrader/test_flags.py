@@ -3,7 +3,7 @@ import copy
 
 import nbformat
 
-from autograder.flags import structural_problems
+from classgrader.flags import structural_problems
 from coursekit import ROOT
 
 RELEASE = nbformat.read(ROOT / "release" / "01_tensors" / "01_tensors.ipynb", as_version=4)
