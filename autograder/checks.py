@@ -7,17 +7,13 @@ import numbers
 import numpy as np
 import torch
 
+from utils.formatting import format_shape  # the course's one notation, shared with the widgets
+
 from .trace import record
 
 
 class GradingError(AssertionError):
     """A failed check, worded for the student who will read it in their feedback."""
-
-
-def format_shape(shape) -> str:
-    """(3, 4) for a 2-D shape, (3,) for 1-D, () for a scalar: the course's notation."""
-    dims = tuple(int(d) for d in shape)
-    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _type_name(value) -> str:

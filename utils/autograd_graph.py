@@ -30,6 +30,8 @@ from typing import Any
 import networkx as nx
 import torch
 
+from utils.formatting import dtype_name, format_bytes, format_shape
+
 KINDS = ("op", "accumulate", "leaf", "saved")
 MAX_NODES = 5000          # extract_graph stops here and says the graph was cut short
 SAVED_PREFIX = "_saved_"  # how torch names the saved values on a backward node
@@ -99,22 +101,6 @@ class Graph:
 
 # ---- small facts about one tensor ----
 
-def format_shape(shape) -> str:
-    """(4, 3), (3,) or (): how Python writes the tuple."""
-    shape = tuple(shape)
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-def format_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
-    raise AssertionError("unreachable")
-
-
 def tensor_bytes(t: torch.Tensor) -> int:
     """The bytes of t's own elements: numel * element_size (not the whole storage a view sits in)."""
     return t.numel() * t.element_size()
@@ -132,10 +118,6 @@ def _storage_key(t: torch.Tensor):
 def _window_key(t: torch.Tensor):
     """Same storage, same window onto it: the same tensor's data, whatever the Python object."""
     return (_storage_key(t), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
-
-
-def _dtype(t: torch.Tensor) -> str:
-    return str(t.dtype).removeprefix("torch.")
 
 
 # ---- reading what a backward node saved ----
@@ -201,7 +183,7 @@ class _Names:
 
 
 def _tensor_facts(t: torch.Tensor) -> dict:
-    return {"shape": list(t.shape), "dtype": _dtype(t), "device": str(t.device), "bytes": tensor_bytes(t)}
+    return {"shape": list(t.shape), "dtype": dtype_name(t.dtype), "device": str(t.device), "bytes": tensor_bytes(t)}
 
 
 def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes: int = MAX_NODES) -> Graph:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import torch
 
+from utils.formatting import ALARM, HIGHLIGHT, MUTED, flag, format_shape, shape_attr
+
 MAX_DIMS = 64  # PyTorch's own limit on the number of dimensions of a tensor
 
 
@@ -169,25 +171,15 @@ def broadcast_report(shape_a, shape_b) -> BroadcastReport:
 
 # ---- HTML: the shapes as rows aligned from the right, with data- hooks for browser tests ----
 
-def format_shape(shape) -> str:
-    """(8, 1) -> "8, 1"; () -> "" (the form parse_shape reads and the data- hooks use)."""
-    return "" if shape is None else ", ".join(str(n) for n in shape)
-
-
-def _tuple_text(shape) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-_STRETCH = "background:#fff3c4;font-weight:bold"
-_MISSING = "color:#888;font-style:italic"
-_CONFLICT = "background:#f8d0d0;font-weight:bold"
+_MISSING = MUTED + ";font-style:italic"
+_CONFLICT = ALARM + ";font-weight:bold"
 
 
 def _cell(operand: str, r: DimRow) -> str:
     size = {"a": r.a, "b": r.b, "result": r.result}[operand]
     stretched = operand == r.stretches
     attrs = (f'data-operand="{operand}" data-dim="{r.dim}" data-size="{"" if size is None else size}" '
-             f'data-stretches="{str(stretched).lower()}" data-conflict="{str(not r.ok).lower()}"')
+             f'data-stretches="{flag(stretched)}" data-conflict="{flag(not r.ok)}"')
     if operand == "result":
         text, style = ("?" if size is None else str(size)), ("" if r.ok else _CONFLICT)
     elif size is None:
@@ -195,7 +187,7 @@ def _cell(operand: str, r: DimRow) -> str:
     else:
         text, style = str(size), ("" if r.ok else _CONFLICT)
     if stretched:
-        text, style = f"{text} &rarr; {r.result}", _STRETCH
+        text, style = f"{text} &rarr; {r.result}", HIGHLIGHT
     return f'<td {attrs} style="text-align:center;{style}">{text}</td>'
 
 
@@ -217,20 +209,20 @@ def report_html(rep: BroadcastReport) -> str:
     head = "".join(f'<th data-dim="{r.dim}">{r.dim}</th>' for r in rep.dims)
     rows = []
     for operand, shape in (("a", rep.shape_a), ("b", rep.shape_b), ("result", rep.result_shape)):
-        label = _tuple_text(shape) if shape is not None else "does not exist"
+        label = format_shape(shape) if shape is not None else "does not exist"
         cells = "".join(_cell(operand, r) for r in rep.dims)
-        rows.append(f'<tr data-operand="{operand}" data-shape="{format_shape(shape)}">'
+        rows.append(f'<tr data-operand="{operand}" data-shape="{shape_attr(shape)}">'
                     f"<th style=\"text-align:left\">{operand} {label}</th>{cells}</tr>")
-    table = (f'<table class="broadcast-explorer" data-result="{format_shape(rep.result_shape)}" '
-             f'data-ok="{str(rep.ok).lower()}" data-a="{format_shape(rep.shape_a)}" '
-             f'data-b="{format_shape(rep.shape_b)}">'
+    table = (f'<table class="broadcast-explorer" data-result="{shape_attr(rep.result_shape)}" '
+             f'data-ok="{flag(rep.ok)}" data-a="{shape_attr(rep.shape_a)}" '
+             f'data-b="{shape_attr(rep.shape_b)}">'
              f'<thead><tr><th style="text-align:left">dim (from the right)</th>{head}</tr></thead>'
              f'<tbody>{"".join(rows)}</tbody></table>')
     if rep.ok:
         stretched = ", ".join(f"{r.stretches} along dim {r.dim}" for r in rep.stretched) or "nothing"
-        verdict = (f'<p class="broadcast-result" data-result="{format_shape(rep.result_shape)}">'
-                   f"a {_tuple_text(rep.shape_a)} and b {_tuple_text(rep.shape_b)} broadcast to "
-                   f"<b>{_tuple_text(rep.result_shape)}</b>. Stretched: {stretched}.</p>")
+        verdict = (f'<p class="broadcast-result" data-result="{shape_attr(rep.result_shape)}">'
+                   f"a {format_shape(rep.shape_a)} and b {format_shape(rep.shape_b)} broadcast to "
+                   f"<b>{format_shape(rep.result_shape)}</b>. Stretched: {stretched}.</p>")
     else:
         message = html.escape(rep.error)
         verdict = (f'<p class="broadcast-error" data-error="{html.escape(rep.error, quote=True)}">'

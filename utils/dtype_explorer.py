@@ -9,12 +9,13 @@ Two layers, so the facts can be tested without a browser:
 
 Every number comes from PyTorch itself (a round trip through a real tensor, torch.finfo,
 torch.iinfo, dtype.itemsize), so the widget cannot disagree with the library it explains."""
-import html
 import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
+
+from utils.formatting import HIGHLIGHT, attr, data_table, dtype_name, flag, td
 
 # The dtypes a beginner meets, widest float first, then the integers.
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16,
@@ -41,10 +42,6 @@ class DtypeReport:
     eps: float | None          # floats: gap between 1.0 and the next number up
     spacing: float | None      # gap between adjacent representable numbers at `stored`
     smallest_normal: float | None  # floats: below this, precision drops (subnormals), then 0
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _spacing(stored: float, finfo: torch.finfo) -> float | None:
@@ -137,11 +134,10 @@ COLUMNS = ("dtype", "bits", "bytes / element", "total bytes", "stored", "error",
 def _row_html(r: DtypeReport, selected: bool) -> str:
     cells = (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes), _fmt(r.stored),
              _fmt(r.error), _fmt(r.spacing), _fmt(r.eps), _fmt(r.max), r.note)
-    style = ' style="background:#fff3c4;font-weight:bold"' if selected else ""
-    tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-    return (f'<tr data-dtype="{r.name}" data-stored="{html.escape(repr(r.stored))}" '
-            f'data-exact="{str(r.exact).lower()}" data-total-bytes="{r.total_bytes}" '
-            f'data-selected="{str(selected).lower()}"{style}>{tds}</tr>')
+    style = f' style="{HIGHLIGHT}"' if selected else ""
+    return (f'<tr data-dtype="{r.name}" data-stored="{attr(repr(r.stored))}" '
+            f'data-exact="{flag(r.exact)}" data-total-bytes="{r.total_bytes}" '
+            f'data-selected="{flag(selected)}"{style}>{"".join(td(c) for c in cells)}</tr>')
 
 
 def table_html(value: float, selected: torch.dtype | None = None, count: int = 1,
@@ -152,16 +148,13 @@ def table_html(value: float, selected: torch.dtype | None = None, count: int = 1
     summary = ""
     if chosen is not None:
         stored = "refused by torch.tensor" if chosen.stored is None else repr(chosen.stored)
-        summary = (f'<p class="dtype-explorer-summary">{html.escape(repr(value))} stored as '
-                   f'<b>{chosen.name}</b> comes back as <b>{html.escape(stored)}</b> '
-                   f'({html.escape(chosen.note)}). {count:,} elements &times; '
+        summary = (f'<p class="dtype-explorer-summary">{attr(repr(value))} stored as '
+                   f'<b>{chosen.name}</b> comes back as <b>{attr(stored)}</b> '
+                   f'({attr(chosen.note)}). {count:,} elements &times; '
                    f'{chosen.bytes_per_element} bytes = <b>{chosen.total_bytes:,} bytes</b>.</p>')
-    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
-    body = "".join(_row_html(r, r.dtype == selected) for r in rows)
     sel = dtype_name(selected) if selected is not None else ""
-    return (f'{summary}<table class="dtype-explorer" data-dtype="{sel}" '
-            f'data-value="{html.escape(repr(value))}" data-count="{count}">'
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return summary + data_table("dtype-explorer", COLUMNS, (_row_html(r, r.dtype == selected) for r in rows),
+                                f'data-dtype="{sel}" data-value="{attr(repr(value))}" data-count="{count}"')
 
 
 # ---- the widget: three inputs, one HTML output, recomputed on every change ----

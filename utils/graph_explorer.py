@@ -21,7 +21,6 @@ and edges `path.edge[data-from][data-to]`; the details panel is `.graph-details[
 (empty data-node-id when nothing is selected). Clicking a node sets the synced traitlet
 `GraphView.selected`; the kernel answers with `details` and `details_html`.
 The front end is a few lines of inline JavaScript (anywidget); nothing loads from a CDN."""
-import html
 from typing import Callable
 
 import anywidget
@@ -29,8 +28,9 @@ import ipywidgets as widgets
 import torch
 import traitlets
 
-from utils.autograd_graph import (NODE_H, Graph, display_label, extract_graph, format_bytes, format_shape,
+from utils.autograd_graph import (NODE_H, Graph, display_label, extract_graph,
                                   layout_full, node_size, without_saved)
+from utils.formatting import MUTED, attr, facts_table, format_bytes, format_shape
 
 MARGIN = 24
 STYLE = {  # kind: (fill, stroke, dash)
@@ -40,10 +40,6 @@ STYLE = {  # kind: (fill, stroke, dash)
     "saved": ("#fff0d9", "#c7781a", "4 2"),
 }
 KIND_WORDS = {"op": "op", "accumulate": "AccumulateGrad", "leaf": "leaf", "saved": "saved tensor"}
-
-
-def _esc(x) -> str:
-    return html.escape(str(x), quote=True)
 
 
 # ---- static SVG ----
@@ -90,7 +86,7 @@ def to_svg(graph: Graph, positions: dict | None = None, bends: dict | None = Non
         msg = graph.note or "nothing was recorded"
         return (f'<svg xmlns="http://www.w3.org/2000/svg" class="autograd-graph" data-nodes="0" data-edges="0" '
                 f'width="{max(240, 7 * len(msg) + 2 * MARGIN)}" height="48" font-family="sans-serif" '
-                f'font-size="13"><text x="{MARGIN}" y="28" fill="#555">{_esc(msg)}</text></svg>')
+                f'font-size="13"><text x="{MARGIN}" y="28" fill="#555">{attr(msg)}</text></svg>')
     size = {n.id: node_size(n) for n in graph.nodes}
     bend_xs = [x for pts in bends.values() for x, _ in pts]
     left = min([positions[i][0] - size[i][0] / 2 for i in positions] + bend_xs)
@@ -118,13 +114,13 @@ def to_svg(graph: Graph, positions: dict | None = None, bends: dict | None = Non
         fill, stroke, dash = STYLE[n.kind]
         text = display_label(n)
         nodes.append(
-            f'<g class="node" data-node-id="{n.id}" data-kind="{n.kind}" data-label="{_esc(n.label)}" '
+            f'<g class="node" data-node-id="{n.id}" data-kind="{n.kind}" data-label="{attr(n.label)}" '
             f'transform="translate({x + dx:.1f},{y + dy:.1f})" style="cursor:pointer">'
-            f"<title>{_esc(KIND_WORDS[n.kind])}: {_esc(text)}</title>"
+            f"<title>{attr(KIND_WORDS[n.kind])}: {attr(text)}</title>"
             f'<rect x="{-w / 2:.1f}" y="{-h / 2:.1f}" width="{w:.1f}" height="{h}" '
             f'rx="{h / 2 if n.kind == "leaf" else 5}" '
             f'fill="{fill}" stroke="{stroke}"{_dash(dash)}/>'
-            f'<text text-anchor="middle" dy="4">{_esc(text)}</text></g>')
+            f'<text text-anchor="middle" dy="4">{attr(text)}</text></g>')
     c = graph.counts()
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="autograd-graph" width="{width:.0f}" height="{height:.0f}" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="monospace" font-size="12" '
@@ -201,20 +197,18 @@ def details_html(graph: Graph, node_id: str = "") -> str:
     if not d:
         return ('<div class="graph-details" data-node-id="" data-kind="">'
                 "<p><i>Click a node to see what it is and what it keeps.</i></p></div>")
-    rows = "".join(f'<tr><th style="text-align:left;padding-right:10px">{_esc(k)}</th><td>{_esc(v)}</td></tr>'
-                   for k, v in d["rows"])
-    return (f'<div class="graph-details" data-node-id="{_esc(d["id"])}" data-kind="{d["kind"]}">'
-            f'<p><b>{_esc(KIND_WORDS[d["kind"]])}</b> <code>{_esc(d["label"])}</code> '
-            f'<span style="color:#888">[{_esc(d["id"])}]</span></p><table>{rows}</table></div>')
+    return (f'<div class="graph-details" data-node-id="{attr(d["id"])}" data-kind="{d["kind"]}">'
+            f'<p><b>{attr(KIND_WORDS[d["kind"]])}</b> <code>{attr(d["label"])}</code> '
+            f'<span style="{MUTED}">[{attr(d["id"])}]</span></p>{facts_table(d["rows"])}</div>')
 
 
 def summary_html(graph: Graph, error: str = "") -> str:
     """One line under the controls: what the graph holds, or the error the forward raised."""
     if error:
-        return f'<p class="graph-summary" data-error="{_esc(error)}">The forward raised <code>{_esc(error)}</code></p>'
+        return f'<p class="graph-summary" data-error="{attr(error)}">The forward raised <code>{attr(error)}</code></p>'
     c = graph.counts()
     if not graph.nodes:
-        text = _esc(graph.note)
+        text = attr(graph.note)
     else:
         leaves = "1 leaf" if c["leaf"] == 1 else f"{c['leaf']} leaves"
         text = (f"{len(graph.nodes)} nodes: {c['op']} ops, {c['accumulate']} AccumulateGrad, {leaves}; "

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 import ipywidgets as widgets
 
 from utils.autograd_memory import LoopMeter, accelerator_allocated, accelerator_name, steady_growth
+from utils.formatting import byte_unit, format_bytes
 
 METRICS = (("saved_bytes", "bytes held by saved tensors"),
            ("nodes", "live graph nodes"),
@@ -33,14 +34,6 @@ LEFT, RIGHT, TOP, BOTTOM = 64, 10, 24, 30      # margins around the plotting are
 
 def color_of(name: str, index: int) -> str:
     return COLORS.get(name, OTHER_COLORS[index % len(OTHER_COLORS)])
-
-
-def format_bytes(n: int) -> str:
-    """Bytes for a person: '0 B', '512 B', '162.0 KiB', '1.58 MiB' (binary units, as allocators count)."""
-    for unit, step in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if abs(n) >= step:
-            return f"{n / step:.{2 if abs(n) < 10 * step else 1}f} {unit}"
-    return f"{int(n)} B"
 
 
 def _fmt(metric: str, value: float) -> str:
@@ -172,8 +165,7 @@ def plot_history(history: Mapping[str, Mapping[str, list]], *, axes=None):
         unit, step = "", 1
         if metric.endswith("bytes"):   # scale to one binary unit, so the ticks are round numbers
             top = max([max(h[metric]) for h in history.values() if h.get(metric)] + [1])
-            unit, step = next((u, s) for u, s in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024),
-                                                  ("B", 1)) if top >= s)
+            unit, step = byte_unit(top)
         for index, (name, h) in enumerate(history.items()):
             if h.get(metric):
                 ax.plot(h["iteration"], [v / step for v in h[metric]] if step > 1 else h[metric],

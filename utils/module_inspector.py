@@ -31,6 +31,8 @@ import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
+from utils.formatting import ALARM, attr, data_table, dtype_name, flag, format_shape, shape_attr, td
+
 KINDS = ("parameter", "buffer", "unregistered")
 CONTAINER_TYPES = (list, tuple, dict)
 # What nn.Module.__init__ puts in every module's __dict__: its registries and hook tables, never user data.
@@ -122,10 +124,6 @@ class ModuleReport:
 
 def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _numel(t: torch.Tensor) -> int:
@@ -251,10 +249,7 @@ def inspect_module(module: nn.Module) -> ModuleReport:
 
 # ---- HTML: the tree, then one table row per tensor, with data- hooks for browser tests ----
 
-def format_shape(shape: tuple[int, ...] | None) -> str:
-    if shape is None:
-        return "uninitialised"
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+UNINITIALISED = "uninitialised"   # the shape of a lazy module's parameter before its first forward
 
 
 def meaning(e: TensorEntry) -> str:
@@ -269,27 +264,19 @@ def meaning(e: TensorEntry) -> str:
     return "a bare attribute: unseen by the module, not moved, not saved"
 
 
-_KIND_STYLE = {"parameter": "background:#e7f5e7", "buffer": "background:#e8effa", "unregistered": "background:#fde8e4"}
-_CELL = "padding:2px 8px;text-align:left;border-bottom:1px solid #ddd"
+_KIND_STYLE = {"parameter": "background:#e7f5e7", "buffer": "background:#e8effa", "unregistered": ALARM}
 COLUMNS = ("name", "kind", "shape", "dtype", "device", "trainable", "saved", "elements", "what it means")
-
-
-def _b(flag: bool) -> str:
-    return str(bool(flag)).lower()
-
-
-def _attr(text: str) -> str:
-    return html.escape(text, quote=True)
 
 
 def _row_html(e: TensorEntry) -> str:
     alias = f" (same tensor as {e.alias_of})" if e.alias_of else ""
-    cells = (e.name + alias, e.kind, format_shape(e.shape), e.dtype, e.device,
+    shape = UNINITIALISED if e.shape is None else format_shape(e.shape)
+    cells = (e.name + alias, e.kind, shape, e.dtype, e.device,
              "yes" if e.trainable else "no", "yes" if e.saved else "no", f"{e.numel:,}", meaning(e))
-    tds = "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in cells)
-    return (f'<tr data-name="{_attr(e.name)}" data-kind="{e.kind}" data-saved="{_b(e.saved)}" '
-            f'data-trainable="{_b(e.trainable)}" data-device="{_attr(e.device)}" data-dtype="{e.dtype}" '
-            f'data-shape="{_attr(format_shape(e.shape))}" style="{_KIND_STYLE[e.kind]}">{tds}</tr>')
+    return (f'<tr data-name="{attr(e.name)}" data-kind="{e.kind}" data-saved="{flag(e.saved)}" '
+            f'data-trainable="{flag(e.trainable)}" data-device="{attr(e.device)}" data-dtype="{e.dtype}" '
+            f'data-shape="{UNINITIALISED if e.shape is None else shape_attr(e.shape)}" '
+            f'style="{_KIND_STYLE[e.kind]}">{"".join(td(c) for c in cells)}</tr>')
 
 
 def _node_html(n: ModuleNode, hidden: bool = False) -> str:
@@ -298,8 +285,8 @@ def _node_html(n: ModuleNode, hidden: bool = False) -> str:
     mode = "training" if n.training else "eval"
     cls, color = ("module-node hidden-module", "color:#b3261e;") if hidden else ("module-node", "")
     indent = 1.5 * (n.depth + hidden)  # a hidden module sits under the line of its container
-    return (f'<li class="{cls}" data-module="{_attr(n.name)}" data-class="{_attr(n.class_name)}" '
-            f'data-depth="{n.depth}" data-training="{_b(n.training)}" style="{color}margin-left:{indent}em">'
+    return (f'<li class="{cls}" data-module="{attr(n.name)}" data-class="{attr(n.class_name)}" '
+            f'data-depth="{n.depth}" data-training="{flag(n.training)}" style="{color}margin-left:{indent}em">'
             f'<code>{label}</code>: {html.escape(n.class_name)} <span style="color:#777">({mode})</span>'
             f'{alias}</li>')
 
@@ -308,7 +295,7 @@ def _container_html(c: PlainContainer) -> str:
     items = [m for m in c.modules if m.depth == c.depth]
     what = " and ".join(x for x in (_count(len(items), "module") if items else "",
                                       _count(c.tensors, "tensor") if c.tensors else "") if x)
-    return (f'<li class="plain-container" data-container="{_attr(c.name)}" data-type="{c.type_name}" '
+    return (f'<li class="plain-container" data-container="{attr(c.name)}" data-type="{c.type_name}" '
             f'data-parameter-elements="{c.parameter_elements}" style="color:#b3261e;margin-left:{1.5 * c.depth}em">'
             f'<code>{html.escape(c.name)}</code>: a plain Python {c.type_name} of {what}, not registered</li>')
 
@@ -336,8 +323,8 @@ def _tree_html(report: ModuleReport) -> str:
 def report_html(report: ModuleReport, action: str | None = None) -> str:
     """A report as HTML: what was just done (if anything), totals, notes, the tree and the tensor table."""
     root = report.nodes[0]
-    top = (f'<div class="module-inspector" data-class="{_attr(report.class_name)}" '
-           f'data-training="{_b(root.training)}" data-devices="{_attr(",".join(report.devices))}">')
+    top = (f'<div class="module-inspector" data-class="{attr(report.class_name)}" '
+           f'data-training="{flag(root.training)}" data-devices="{attr(",".join(report.devices))}">')
     parts = [top]
     if action:
         parts.append(f'<p class="module-inspector-action"><b>{html.escape(action)}</b></p>')
@@ -352,17 +339,14 @@ def report_html(report: ModuleReport, action: str | None = None) -> str:
         f'<b>{report.unregistered_elements:,}</b> elements the module cannot see</p>')
     if report.notes:
         parts.append('<ul class="module-inspector-notes">' + "".join(
-            f'<li class="module-note" data-note="{n.kind}" data-name="{_attr(n.name)}" style="color:#b3261e">'
+            f'<li class="module-note" data-note="{n.kind}" data-name="{attr(n.name)}" style="color:#b3261e">'
             f'{html.escape(n.text)}</li>' for n in report.notes) + "</ul>")
     parts.append('<p style="margin:8px 0 2px"><b>Submodules</b>: the registered tree; in red, what the module '
                  'holds without registering</p>')
     parts.append(_tree_html(report))
     parts.append('<p style="margin:8px 0 2px"><b>Tensors</b>: parameters and buffers in the order '
                  'state_dict() lists them, then, in red, the tensors the module cannot see</p>')
-    head = "".join(f'<th style="{_CELL}">{c}</th>' for c in COLUMNS)
-    body = "".join(_row_html(e) for e in report.tensors)
-    parts.append(f'<table class="module-tensors" style="border-collapse:collapse">'
-                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    parts.append(data_table("module-tensors", COLUMNS, (_row_html(e) for e in report.tensors)) + "</div>")
     return "".join(parts)
 
 

@@ -22,6 +22,8 @@ from typing import Callable
 import ipywidgets as widgets
 import torch
 
+from utils.formatting import HIGHLIGHT, MUTED, attr, facts_table, flag, format_shape, shape_attr
+
 MAX_CELLS = 256  # the widget draws at most this many storage elements
 
 
@@ -117,15 +119,10 @@ def default_base() -> torch.Tensor:
 
 # ---- HTML: the storage as a row of cells, touched ones numbered in view order ----
 
-def format_shape(shape) -> str:
-    return ", ".join(str(n) for n in shape)
-
-
 def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-_TOUCHED = "background:#fff3c4;font-weight:bold"
 _BASE = "background:#eef3fb"
 _CELL = "border:1px solid #bbb;padding:2px 6px;text-align:center;min-width:2em"
 
@@ -138,10 +135,10 @@ def _storage_row(elements, touched, base_touched, which: str) -> str:
     idx, val, num = [], [], []
     for i, v in enumerate(shown):
         hit = i in order
-        style = _CELL + ";" + (_TOUCHED if hit else _BASE if i in base_touched else "")
+        style = _CELL + ";" + (HIGHLIGHT if hit else _BASE if i in base_touched else "")
         attrs = (f'data-index="{i}" data-value="{html.escape(repr(v))}" '
-                 f'data-touched="{str(hit).lower()}" data-order="{",".join(map(str, order.get(i, [])))}"')
-        idx.append(f'<td style="{_CELL};color:#888;font-size:smaller">{i}</td>')
+                 f'data-touched="{flag(hit)}" data-order="{",".join(map(str, order.get(i, [])))}"')
+        idx.append(f'<td style="{_CELL};{MUTED};font-size:smaller">{i}</td>')
         val.append(f'<td class="storage-cell" {attrs} style="{style}">{html.escape(_fmt(v))}</td>')
         num.append(f'<td style="{_CELL};color:#a60;font-size:smaller">'
                    f'{",".join(map(str, order.get(i, [])))}</td>')
@@ -159,11 +156,11 @@ def report_html(rep: StorageReport, name: str = "view") -> str:
     """A report as HTML, with data- hooks for browser tests."""
     esc = html.escape(name)
     yes = lambda b: "yes" if b else "no"  # noqa: E731
-    attrs = (f'data-view="{html.escape(name, quote=True)}" data-shares="{str(rep.shares_storage).lower()}" '
-             f'data-touched="{",".join(map(str, rep.touched))}" data-shape="{format_shape(rep.shape)}" '
-             f'data-stride="{format_shape(rep.stride)}" data-offset="{rep.storage_offset}" '
-             f'data-contiguous="{str(rep.is_contiguous).lower()}" '
-             f'data-same-data-ptr="{str(rep.same_data_ptr).lower()}"')
+    attrs = (f'data-view="{attr(name)}" data-shares="{flag(rep.shares_storage)}" '
+             f'data-touched="{",".join(map(str, rep.touched))}" data-shape="{shape_attr(rep.shape)}" '
+             f'data-stride="{shape_attr(rep.stride)}" data-offset="{rep.storage_offset}" '
+             f'data-contiguous="{flag(rep.is_contiguous)}" '
+             f'data-same-data-ptr="{flag(rep.same_data_ptr)}"')
     if rep.shares_storage:
         verdict = (f"<b>{esc}</b> is a <b>view</b>: it reads t's own storage (highlighted cells, "
                    f"numbered in the order of {esc}'s elements). Writing into it changes t.")
@@ -177,18 +174,15 @@ def report_html(rep: StorageReport, name: str = "view") -> str:
     if repeats:
         verdict += (f" A stride of 0 makes {repeats} of its elements read a storage cell another "
                     f"element already reads: no memory is used for them, and writing in place is refused.")
-    facts = [("shape", f"({format_shape(rep.shape)}{',' if len(rep.shape) == 1 else ''})"),
-             ("stride", f"({format_shape(rep.stride)}{',' if len(rep.stride) == 1 else ''})"),
+    facts = [("shape", format_shape(rep.shape)),
+             ("stride", format_shape(rep.stride)),
              ("storage_offset", rep.storage_offset),
              ("is_contiguous()", rep.is_contiguous),
              ("shares t's storage", yes(rep.shares_storage)),
              ("same data_ptr() as t", yes(rep.same_data_ptr)),
              ("values in order", ", ".join(_fmt(v) for v in rep.values[:MAX_CELLS])
               + (" ..." if len(rep.values) > MAX_CELLS else ""))]
-    fact_rows = "".join(f'<tr><th style="text-align:left;padding-right:8px">{k}</th>'
-                        f"<td>{html.escape(str(v))}</td></tr>" for k, v in facts)
-    return (f'<div class="storage-explorer" {attrs}><p>{verdict}</p>{rows}'
-            f'<table class="storage-facts">{fact_rows}</table></div>')
+    return f'<div class="storage-explorer" {attrs}><p>{verdict}</p>{rows}{facts_table(facts, "storage-facts")}</div>'
 
 
 def storage_html(base: torch.Tensor, view: torch.Tensor, name: str = "view") -> str:
@@ -198,8 +192,8 @@ def storage_html(base: torch.Tensor, view: torch.Tensor, name: str = "view") -> 
 
 def _error_html(name: str, exc: Exception) -> str:
     message = str(exc).splitlines()[0] if str(exc) else ""
-    return (f'<div class="storage-explorer" data-view="{html.escape(name, quote=True)}" '
-            f'data-error="{html.escape(message, quote=True)}"><p><code>{html.escape(name)}</code> '
+    return (f'<div class="storage-explorer" data-view="{attr(name)}" '
+            f'data-error="{attr(message)}"><p><code>{html.escape(name)}</code> '
             f"raises <code>{type(exc).__name__}: {html.escape(message)}</code></p></div>")
 
 
@@ -216,8 +210,8 @@ class StorageExplorer(widgets.VBox):
             raise ValueError("StorageExplorer needs at least one named view")
         self.view_picker = widgets.Dropdown(options=list(self.views), description="view")
         self.base_label = widgets.HTML(
-            f"<code>t</code> has shape ({format_shape(self.base.shape)}), stride "
-            f"({format_shape(self.base.stride())}), storage_offset {self.base.storage_offset()}")
+            f"<code>t</code> has shape {format_shape(self.base.shape)}, stride "
+            f"{format_shape(self.base.stride())}, storage_offset {self.base.storage_offset()}")
         self.view = widgets.HTML()
         super().__init__([widgets.HBox([self.view_picker, self.base_label]), self.view])
         self.view_picker.observe(self.refresh, names="value")

@@ -12,7 +12,7 @@ import networkx as nx
 import pytest
 import torch
 
-from utils.autograd_graph import (KINDS, ROW_H, Graph, extract_graph, format_bytes, format_shape, layers, layout,
+from utils.autograd_graph import (KINDS, ROW_H, Graph, extract_graph, layers, layout,
                                   layout_full, node_size, saved_values, without_saved)
 
 
@@ -198,12 +198,6 @@ def test_truncation_says_so():
     ids = {n.id for n in g.nodes}
     assert all(a in ids and b in ids for a, b in g.edges)
     assert not extract_graph(h.sum()).truncated
-
-
-def test_formatting():
-    assert [format_shape(s) for s in [(4, 3), (3,), (), torch.Size([2, 1])]] == ["(4, 3)", "(3,)", "()", "(2, 1)"]
-    assert [format_bytes(n) for n in [0, 1023, 1024, 1536, 5 * 2**20]] == ["0 B", "1023 B", "1.0 KiB", "1.5 KiB",
-                                                                         "5.0 MiB"]
 
 
 # ---- layout ----

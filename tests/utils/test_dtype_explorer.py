@@ -108,7 +108,7 @@ def test_compare_dtypes_one_row_per_dtype():
 
 def test_table_html_has_stable_hooks():
     page = table_html(2049.0, torch.float16, count=1000)
-    assert '<table class="dtype-explorer" data-dtype="float16" data-value="2049.0" data-count="1000">' in page
+    assert '<table class="dtype-explorer" data-dtype="float16" data-value="2049.0" data-count="1000"' in page
     assert ('<tr data-dtype="float16" data-stored="2048.0" data-exact="false" '
             'data-total-bytes="2000" data-selected="true"') in page
     assert '<tr data-dtype="float32" data-stored="2049.0" data-exact="true"' in page

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from utils.memory_monitor import MemoryMonitor, chart_svg, format_bytes, growth_text, monitor_html, plot_history
+from utils.memory_monitor import MemoryMonitor, chart_svg, growth_text, monitor_html, plot_history
 
 matplotlib.use("Agg")
 PER_BATCH = (256 * 32 + 256 * 128 + 256 + 256) * 4   # x, hidden activation, prediction, target
@@ -59,11 +59,6 @@ HISTORY = {"buggy": {"iteration": [1, 2, 3], "saved_bytes": [100, 200, 300], "sa
 def attrs(page: str, series: str) -> dict:
     tag = re.search(rf'<div class="memory-monitor-series" data-series="{series}"[^>]*>', page).group(0)
     return dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', tag))
-
-
-def test_format_bytes():
-    assert [format_bytes(n) for n in (0, 512, 1023, 1024, 165_888, 1_659_392, 3 * 1024 ** 3)] == [
-        "0 B", "512 B", "1023 B", "1.00 KiB", "162.0 KiB", "1.58 MiB", "3.00 GiB"]
 
 
 def test_growth_text():

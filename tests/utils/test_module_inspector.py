@@ -271,7 +271,7 @@ def test_html_has_stable_hooks(covered):
                            'data-devices="meta,cpu">')
     assert '<p class="module-inspector-action"><b>ran module.to(&#x27;meta&#x27;)</b></p>' in page
     assert ('<tr data-name="layer1.weight" data-kind="parameter" data-saved="true" data-trainable="true" '
-            'data-device="meta" data-dtype="float32" data-shape="(3, 2)"') in page
+            'data-device="meta" data-dtype="float32" data-shape="3, 2"') in page
     assert ('<tr data-name="scale" data-kind="parameter" data-saved="true" data-trainable="false" '
             'data-device="meta"') in page
     assert '<tr data-name="cache" data-kind="buffer" data-saved="false" data-trainable="false"' in page
