@@ -1,31 +1,42 @@
 """Checkpoint files for grading unit 07, made on any machine.
 
 write_payload_checkpoint: a checkpoint whose unpickling runs a function, as a malicious file
-    would; the function here only counts its calls (PAYLOAD_RAN), so a grader can prove a
-    loader never ran it.
+    would; the payload is the course's one harmless payload (utils.unsafe_pickle: it raises a
+    flag and prints a line), and PAYLOAD_RAN["count"] says how many times it ran, so a grader can
+    prove a loader never ran it.
 retag_device: a copy of a checkpoint that says its tensors were saved on another device
     (say cuda:0), so loading it on a CPU-only grader needs map_location."""
 import zipfile
+from collections.abc import Mapping
 
 import torch
 
-PAYLOAD_RAN = {"count": 0}
+from utils import unsafe_pickle
 
 
-def payload() -> None:
-    """What a malicious checkpoint would run on load. This one only counts."""
-    PAYLOAD_RAN["count"] += 1
+class _RunCount(Mapping):
+    """{"count": runs so far}, read live from utils.unsafe_pickle.FLAG: the name graded notebooks use."""
+
+    def __getitem__(self, key):
+        if key != "count":
+            raise KeyError(key)
+        return unsafe_pickle.FLAG["calls"]
+
+    def __iter__(self):
+        return iter(("count",))
+
+    def __len__(self):
+        return 1
 
 
-class _RunsOnLoad:
-    def __reduce__(self):
-        return payload, ()  # unpickling calls payload(): the whole attack, minus the harm
+PAYLOAD_RAN = _RunCount()
 
 
 def write_payload_checkpoint(path, weights=None) -> None:
-    """A checkpoint with real weights and an object whose unpickling runs payload()."""
+    """A checkpoint with real weights (`weights`, or a 2x2 of zeros) and an object whose unpickling
+    runs the payload."""
     weights = {"weight": torch.zeros(2, 2)} if weights is None else weights
-    torch.save({"model": weights, "extra": _RunsOnLoad()}, path)
+    unsafe_pickle.write_payload_checkpoint(path, state={"model": weights})
 
 
 def retag_device(path, out_path, location: str = "cuda:0") -> None:

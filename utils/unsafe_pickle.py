@@ -15,12 +15,14 @@ network, and writes nothing but the one file you ask for.
     write_payload_checkpoint(path)            # a torch.save file whose payload calls raise_flag
     write_payload_checkpoint(path, via="print")   # ... calls builtins.print instead
     write_payload_checkpoint(path, via="exec")    # ... calls builtins.exec on a fixed line
+    write_payload_checkpoint(path, state={"model": weights})   # ... around weights of your own
     write_payload_pickle(path)                # the same payload as a bare pickle (pickle.dump)
     PAYLOAD_GLOBALS[via]                      # the global each variant makes the loader call
 
 A real attacker would name `os.system` or `builtins.exec` with their own code where we name
 `raise_flag`; the inspector in utils.checkpoint_inspector reports the global either way without
-running it."""
+running it. The graders' payload file (autograder.checkpoints) is built here too, and counts its
+runs in FLAG["calls"]."""
 import pickle
 from pathlib import Path
 
@@ -99,14 +101,16 @@ def innocent_looking_state() -> dict:
     return {"model": layer.state_dict(), "epoch": 3, "config": {"lr": 0.01, "hidden": 4}}
 
 
-def write_payload_checkpoint(path, via: str = "flag", message: str = MESSAGE) -> Path:
+def write_payload_checkpoint(path, via: str = "flag", message: str = MESSAGE, *, state: dict | None = None) -> Path:
     """torch.save a normal-looking checkpoint with the payload under the key "note"; return the path.
 
-    The file holds {"model": a Linear(4, 2) state_dict, "epoch": 3, "config": {...}, "note": payload}.
+    The file holds {"model": a Linear(4, 2) state_dict, "epoch": 3, "config": {...}, "note": payload},
+    or `state` plus the note (the grader puts a student's own weights there).
     torch.load(path) refuses it (weights_only=True) without calling anything; torch.load(path,
     weights_only=False) calls the payload and returns the dict with note = what the payload returned."""
     path = Path(path)
-    torch.save({**innocent_looking_state(), "note": payload(via, message)}, path)
+    state = innocent_looking_state() if state is None else state
+    torch.save({**state, "note": payload(via, message)}, path)
     return path
 
 

@@ -4,20 +4,32 @@ import pickle
 
 import pytest
 import torch
+from torch.serialization import get_unsafe_globals_in_checkpoint
 
 from autograder.checkpoints import PAYLOAD_RAN, retag_device, write_payload_checkpoint
+from utils import unsafe_pickle
 
 
 def test_payload_runs_only_on_an_unsafe_load(tmp_path, covered):
     path = tmp_path / "payload.pt"
-    write_payload_checkpoint(path)
+    weights = {"w": torch.arange(3.0)}
+    write_payload_checkpoint(path, weights)
     before = PAYLOAD_RAN["count"]
     with pytest.raises(pickle.UnpicklingError):
         torch.load(path, weights_only=True)
     assert PAYLOAD_RAN["count"] == before
-    torch.load(path, weights_only=False)
-    assert PAYLOAD_RAN["count"] == before + 1
+    loaded = torch.load(path, weights_only=False)
+    assert PAYLOAD_RAN["count"] == before + 1 and dict(PAYLOAD_RAN) == {"count": before + 1}
+    assert torch.equal(loaded["model"]["w"], weights["w"])
     covered("payload checkpoint: refused by weights_only without running, runs on a plain load")
+
+
+def test_the_payload_is_the_lessons_one(tmp_path):
+    # One payload maker: the file names utils.unsafe_pickle's harmless function, nothing else.
+    write_payload_checkpoint(tmp_path / "payload.pt")
+    assert get_unsafe_globals_in_checkpoint(tmp_path / "payload.pt") == [unsafe_pickle.PAYLOAD_GLOBALS["flag"]]
+    with pytest.raises(KeyError):
+        PAYLOAD_RAN["ran"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA machine can load the file as it is")
