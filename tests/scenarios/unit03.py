@@ -106,5 +106,5 @@ def centre_first_k(x, k):
     return out
 ''',
     }, loses={"q5_centre_first_k_tests"}, says=["Pitfall: a result broadcast to the right shape by accident"]),
-    Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "a"\n'}, loses={"quiz_q3_tests"}),
+    Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "c"\n'}, loses={"quiz_q3_tests"}),
 ]

@@ -123,5 +123,5 @@ def descend(f, w0, lr, steps):
     return w.detach()
 ''',
     }, loses={"q3_descend_tests"}, says=["Pitfall: believing the graph is static"]),
-    Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "c"\n'}, loses={"quiz_q1_tests"}),
+    Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "a"\n'}, loses={"quiz_q1_tests"}),
 ]

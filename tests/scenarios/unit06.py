@@ -172,5 +172,5 @@ class PositionalScale(nn.Module):
         return x * self.scale
 ''',
     }, loses={"q3_positional_scale_tests"}, says=["Pitfall: a bare tensor attribute"]),
-    Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "a"\n'}, loses={"quiz_q2_tests"}),
+    Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "c"\n'}, loses={"quiz_q2_tests"}),
 ]

@@ -109,5 +109,5 @@ def load_untrusted(path):
     return checkpoint
 ''',
     }, loses={"q3_load_untrusted_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
-    Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "a"\n'}, loses={"quiz_q3_tests"}),
+    Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "b"\n'}, loses={"quiz_q3_tests"}),
 ]

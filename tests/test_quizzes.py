@@ -1,0 +1,101 @@
+"""The "check yourself" quizzes across the course: balanced answer letters, and no strategy that
+ignores the questions beats chance.
+
+Each quiz item is a pair of cells, quiz_qN_answer and quiz_qN_tests. The test cell is run here
+for real (visible and hidden checks, in a fresh namespace) with every letter as the answer, so
+what counts as right is what the grader would accept, not what a regex reads out of the cell."""
+import re
+import string
+
+import pytest
+
+from coursekit import SOURCE_NOTEBOOKS, nbgrader_meta, read_notebook, source_text
+
+MAX_SHARE = 0.40          # no letter may be the answer to more than this share of all items
+TEST_ID = re.compile(r"^quiz_q(\d+)_tests$")
+
+
+def quiz_items():
+    """(assignment, item, options, letters the checks accept, points) for every quiz item."""
+    items = []
+    for path in SOURCE_NOTEBOOKS:
+        for cell in read_notebook(path)["cells"]:
+            meta = nbgrader_meta(cell)
+            match = TEST_ID.match(meta.get("grade_id", ""))
+            if not match:
+                continue
+            code = source_text(cell)
+            name = f"q{match.group(1)}"
+            options = re.search(rf'check_choice\({name}, "([a-z]+)"', code).group(1)
+            accepted = []
+            for letter in string.ascii_lowercase[:26]:
+                try:
+                    exec(compile(code, f"{path.stem}:{name}", "exec"), {name: letter})
+                except Exception:  # noqa: BLE001 - any failure is a wrong answer, as in grading
+                    continue
+                accepted.append(letter)
+            items.append((path.parent.name, name, options, accepted, float(meta["points"]),
+                          code))
+    return items
+
+
+ITEMS = quiz_items()
+TOTAL = sum(points for *_, points, _code in ITEMS)
+
+
+def chance() -> float:
+    """The expected quiz score of a student who picks one of each item's options at random."""
+    return sum(points / len(options) for _a, _n, options, _acc, points, _c in ITEMS)
+
+
+def test_every_assignment_has_a_quiz():
+    assert {a for a, *_ in ITEMS} == {p.parent.name for p in SOURCE_NOTEBOOKS}
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda it: f"{it[0]}-{it[1]}")
+def test_exactly_one_option_is_right(item):
+    assignment, name, options, accepted, _points, _code = item
+    assert len(accepted) == 1, f"{assignment} {name}: the checks accept {accepted}, not exactly one letter"
+    assert accepted[0] in options, f"{assignment} {name}: the right letter is not an option"
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda it: f"{it[0]}-{it[1]}")
+def test_visible_docstring_does_not_claim_the_right_letter_is_checked(item):
+    """The visible check can only say the answer is one of the letters; its docstring must say so."""
+    assignment, name, _options, _accepted, _points, code = item
+    docstring = code.split('"""')[1]
+    assert "checked when graded" in docstring, f"{assignment} {name}: {docstring!r}"
+    assert "and the right one" not in docstring
+
+
+def test_solution_key_matches_the_hidden_check():
+    for path in SOURCE_NOTEBOOKS:
+        cells = {nbgrader_meta(c).get("grade_id"): source_text(c) for c in read_notebook(path)["cells"]}
+        for assignment, name, _options, accepted, _points, _code in ITEMS:
+            if assignment == path.parent.name:
+                key = re.search(rf'{name} = "([a-z])"', cells[f"quiz_{name}_answer"]).group(1)
+                assert [key] == accepted, f"{assignment} {name}: solution {key!r}, checks accept {accepted}"
+
+
+def test_no_letter_answers_more_than_40_percent_of_the_course():
+    counts = {}
+    for _a, _n, _options, accepted, _p, _c in ITEMS:
+        counts[accepted[0]] = counts.get(accepted[0], 0) + 1
+    worst = max(counts, key=counts.get)
+    assert counts[worst] <= MAX_SHARE * len(ITEMS), (
+        f"{worst!r} answers {counts[worst]} of {len(ITEMS)} items: {counts}")
+
+
+@pytest.mark.parametrize("letter", "abcd")
+def test_one_letter_everywhere_scores_no_more_than_chance(letter):
+    score = sum(points for _a, _n, _o, accepted, points, _c in ITEMS if letter in accepted)
+    assert score <= chance() + 1e-9, (
+        f'answering "{letter}" everywhere scores {score} of {TOTAL}; chance is {chance():.2f}')
+
+
+def test_guessing_at_random_scores_chance():
+    """Exact expectation over every option of every item (each accepted letter scores the item)."""
+    expected = sum(points * len(set(accepted) & set(options)) / len(options)
+                   for _a, _n, options, accepted, points, _c in ITEMS)
+    assert expected <= chance() + 1e-9
+    assert chance() <= 0.26 * TOTAL, f"chance is {chance():.2f} of {TOTAL}: too few options per item"
