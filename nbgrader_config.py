@@ -26,6 +26,9 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(runtime, "gradebook.db")
 c.Exchange.root = os.path.join(runtime, "exchange")  # nbgrader's default does not exist
 os.makedirs(c.Exchange.root, exist_ok=True)  # else the Assignment List shows an exchange error
 c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
+# A never-submitted assignment exports an empty score, not 0.0 (classgrader/export.py).
+c.ExportApp.plugin_class = "classgrader.export.CsvExport"
+c.CsvExport.to = c.CsvExportPlugin.to
 
 # A test cell that runs longer than this is stopped and scores zero.
 c.Execute.timeout = 120
