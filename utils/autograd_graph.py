@@ -25,7 +25,6 @@ close as it can get to its neighbours (an exact 1-D least-squares fit), so a cha
 straight. No Graphviz, no system binaries."""
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 import networkx as nx
 import torch

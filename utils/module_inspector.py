@@ -157,20 +157,20 @@ class _Walk:
         self.seen_modules.setdefault(id(mod), name)
         hidden = container is not None  # reached through a plain container: nothing in it is registered
         for kind, registry in (("parameter", mod._parameters), ("buffer", mod._buffers)):
-            for attr, t in registry.items():
+            for key, t in registry.items():
                 if t is not None:       # register_parameter("bias", None): nothing to show or save
-                    self.entry(t, _join(name, attr), name, "unregistered" if hidden else kind, container)
-        for attr, value in vars(mod).items():
-            if attr in _MODULE_INTERNALS:
+                    self.entry(t, _join(name, key), name, "unregistered" if hidden else kind, container)
+        for key, value in vars(mod).items():
+            if key in _MODULE_INTERNALS:
                 continue
             if isinstance(value, torch.Tensor):
                 if id(value) not in self.registered_tensors:  # a second reference to a parameter is harmless
-                    self.entry(value, _join(name, attr), name, "unregistered", container)
+                    self.entry(value, _join(name, key), name, "unregistered", container)
             elif isinstance(value, CONTAINER_TYPES):
-                self.plain_container(value, _join(name, attr), name, depth, container)
-        for attr, child in mod._modules.items():
+                self.plain_container(value, _join(name, key), name, depth, container)
+        for key, child in mod._modules.items():
             if child is not None:
-                self.module(child, _join(name, attr), depth + 1, nodes, container)
+                self.module(child, _join(name, key), depth + 1, nodes, container)
 
     def plain_container(self, value, name: str, owner: str, depth: int, outer: str | None):
         """Visit a list / tuple / dict attribute: the modules and tensors in it are invisible to `owner`."""
