@@ -27,43 +27,29 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from utils import example_loops  # noqa: E402
 from utils.autograd_memory import measure_loop  # noqa: E402
 from utils.memory_monitor import MemoryMonitor  # noqa: E402
 
 
 def make_model():
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+    return example_loops.mlp(features=64, hidden=256, outputs=10)
 
 
 def make_batches(n, batch=256):
-    g = torch.Generator().manual_seed(1)
-    return [(torch.randn(batch, 64, generator=g), torch.randint(0, 10, (batch,), generator=g))
-            for _ in range(n)]
+    return list(example_loops.batches(n, batch=batch, features=64, classes=10, seed=1))
 
 
 def train_loop(model, batches):
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    running = 0.0
-    for x, y in batches:
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        running += loss.item()
-        yield
+    return example_loops.train(model, batches, leaky=False, loss_fn=F.cross_entropy)
 
 
 def leaky_eval_loop(model, batches):
-    total = 0.0
-    for x, y in batches:
-        total += F.cross_entropy(model(x), y)   # the bug: a tensor, so every graph stays alive
-        yield
+    return example_loops.leaky_eval(model, batches, loss_fn=F.cross_entropy)
 
 
 def unwatched(make):

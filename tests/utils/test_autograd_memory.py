@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from utils.autograd_memory import (BatchProbe, GraphStats, LoopMeter, RecordingCounter, SavedTensorTracker,
                                    accelerator_allocated, graph_stats, live_graph_stats, measure_loop,
                                    measure_steps, steady_growth, storage_key)
+from utils.example_loops import batches, item_eval, leaky_eval, mlp, no_grad_eval, train
 
 F32 = 4  # bytes per float32
 
@@ -261,54 +262,6 @@ def test_live_graph_stats_sees_graphs_held_anywhere(no_gc):
 
 
 # ---- loops ----
-
-def mlp():
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 1))
-
-
-def batches(n=10, seed=0):
-    """Fresh tensors each iteration, as a DataLoader gives them."""
-    g = torch.Generator().manual_seed(seed)
-    for _ in range(n):
-        yield torch.randn(256, 32, generator=g), torch.randn(256, 1, generator=g)
-
-
-def leaky_eval(model, data):
-    total = 0.0
-    for x, y in data:
-        loss = F.mse_loss(model(x), y)
-        total += loss              # a tensor: each batch's graph stays alive
-        yield
-
-
-def item_eval(model, data):
-    total = 0.0
-    for x, y in data:
-        loss = F.mse_loss(model(x), y)
-        total += loss.item()       # a float; the last `loss` still holds one graph
-        yield
-
-
-def no_grad_eval(model, data):
-    total = 0.0
-    with torch.no_grad():
-        for x, y in data:
-            total += F.mse_loss(model(x), y).item()
-            yield
-
-
-def train(model, data, leaky):
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    running = 0.0
-    for x, y in data:
-        loss = F.mse_loss(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        running += loss if leaky else loss.item()
-        yield
-
 
 # one batch's graph: x (256x32), the hidden activation (256x128), the prediction and the target (256x1)
 PER_BATCH = (256 * 32 + 256 * 128 + 256 + 256) * F32

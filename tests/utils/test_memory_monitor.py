@@ -9,45 +9,27 @@ import re
 import matplotlib
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
+from utils import example_loops
+from utils.example_loops import float_eval, leaky_eval, mlp, no_grad_eval
 from utils.memory_monitor import MemoryMonitor, chart_svg, growth_text, monitor_html, plot_history
 
 matplotlib.use("Agg")
 PER_BATCH = (256 * 32 + 256 * 128 + 256 + 256) * 4   # x, hidden activation, prediction, target
 
 
-def mlp():
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 1))
 
 
 def batches(n=1000):
-    g = torch.Generator().manual_seed(0)
-    for _ in range(n):
-        yield torch.randn(256, 32, generator=g), torch.randn(256, 1, generator=g)
-
-
-def buggy_eval(model, data):
-    total = 0.0
-    for x, y in data:
-        total += F.mse_loss(model(x), y)
-        yield
-
-
-def fixed_eval(model, data):
-    total = 0.0
-    for x, y in data:
-        total += F.mse_loss(model(x), y).item()
-        yield
+    return example_loops.batches(n)
 
 
 def make_monitor(**kw):
     model = mlp()
     kw.setdefault("allocated", None)
-    return MemoryMonitor(buggy=lambda: buggy_eval(model, batches()),
-                         fixed=lambda: fixed_eval(model, batches()), **kw)
+    return MemoryMonitor(buggy=lambda: leaky_eval(model, batches()),
+                         fixed=lambda: float_eval(model, batches()), **kw)
 
 
 HISTORY = {"buggy": {"iteration": [1, 2, 3], "saved_bytes": [100, 200, 300], "saved_tensors": [1, 2, 3],
@@ -149,13 +131,6 @@ def test_each_loop_keeps_its_own_grad_mode():
     """A fixed loop that yields inside no_grad (or inference_mode) must not switch the buggy one's recording off."""
     model = mlp()
 
-    def no_grad_eval(model, data):
-        total = 0.0
-        with torch.no_grad():
-            for x, y in data:
-                total += F.mse_loss(model(x), y).item()
-                yield
-
     @torch.inference_mode()
     def inference_eval(model, data):
         for x, y in data:
@@ -169,7 +144,7 @@ def test_each_loop_keeps_its_own_grad_mode():
                 yield
 
     for fixed in (no_grad_eval, inference_eval, inference_block_eval):
-        monitor = MemoryMonitor(fixed=lambda: fixed(model, batches()), buggy=lambda: buggy_eval(model, batches()),
+        monitor = MemoryMonitor(fixed=lambda: fixed(model, batches()), buggy=lambda: leaky_eval(model, batches()),
                                 iterations=4, allocated=None)
         monitor.run()
         assert {b - a for a, b in zip(monitor.history["buggy"]["saved_bytes"],
@@ -177,7 +152,7 @@ def test_each_loop_keeps_its_own_grad_mode():
         assert set(monitor.history["fixed"]["saved_bytes"]) == {0}
         assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
     with torch.no_grad():                     # the loops start in the caller's grad mode
-        monitor = MemoryMonitor(buggy=lambda: buggy_eval(model, batches()), iterations=3, allocated=None)
+        monitor = MemoryMonitor(buggy=lambda: leaky_eval(model, batches()), iterations=3, allocated=None)
         monitor.run()
     assert set(monitor.history["buggy"]["nodes"]) == {0}
 
@@ -196,7 +171,7 @@ def test_run_button_and_iterations_box_start_a_fresh_run():
 
 def test_loops_that_end_early_and_loops_that_fail():
     model = mlp()
-    monitor = MemoryMonitor(buggy=lambda: buggy_eval(model, batches(3)), fixed=lambda: fixed_eval(model, batches(5)),
+    monitor = MemoryMonitor(buggy=lambda: leaky_eval(model, batches(3)), fixed=lambda: float_eval(model, batches(5)),
                             iterations=50, allocated=None)
     monitor.run()
     assert monitor.history["buggy"]["iteration"] == [1, 2, 3] and len(monitor.history["fixed"]["iteration"]) == 5
@@ -229,7 +204,7 @@ def test_refuses_what_it_cannot_run():
     with pytest.raises(ValueError, match="update_every"):
         MemoryMonitor(buggy=lambda: iter(()), update_every=0)
     with pytest.raises(TypeError, match="so that Run can start it again"):
-        MemoryMonitor(buggy=buggy_eval(mlp(), batches()))
+        MemoryMonitor(buggy=leaky_eval(mlp(), batches()))
     monitor = MemoryMonitor(buggy=lambda: 42, iterations=2, allocated=None)   # makes no loop
     with pytest.raises(TypeError, match="not int"):
         monitor.run()
