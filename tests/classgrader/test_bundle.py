@@ -53,7 +53,8 @@ def test_bundle_has_what_students_need_and_no_secrets(tmp_path, covered):
                    "release/01_tensors/01_tensors.ipynb", "utils/claims.py", "autograder/checks.py"]:
         assert f"pytorch-course/{needed}" in names, f"the bundle lacks {needed}"
     assert mode & 0o111, "./course must stay executable"
-    for folder in ("source/", "tests/", "runtime/", ".venv/"):
+    # The grading pipeline is the instructor's: students get the check library, not the grader.
+    for folder in ("source/", "tests/", "runtime/", ".venv/", "classgrader/", "benchmarks/"):
         assert not any(n.startswith(f"pytorch-course/{folder}") for n in names), f"{folder} is in the bundle"
     for marker in ("BEGINSOLUTION", "BEGINHIDDENTESTS"):  # (the feedback filter's code names them)
         assert marker not in notebooks, f"a notebook in the bundle contains {marker}"
