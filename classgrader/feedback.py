@@ -4,6 +4,7 @@ preprocessor (configured in nbgrader_config.py for generate_feedback) removes bo
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from nbgrader import utils
 from traitlets import Bool
 
 HIDDEN_BLOCK = re.compile(r"^([ \t]*)### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
@@ -16,8 +17,8 @@ def remove_hidden_tests(source: str) -> str:
 
 
 def _is_test_cell(cell) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
+    """A code cell nbgrader grades that is not also an answer: what autograded tests live in."""
+    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
 
 
 class HideHiddenTests(Preprocessor):
