@@ -19,11 +19,7 @@ from utils.checkpoint_inspector import (CheckpointInspector, checkpoint_html, in
                                         report_text)
 
 
-@pytest.fixture(autouse=True)
-def fresh_flag():
-    unsafe_pickle.reset_flag()
-    yield
-    unsafe_pickle.reset_flag()
+pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 
 
 def state_checkpoint(path):

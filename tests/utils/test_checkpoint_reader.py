@@ -46,11 +46,7 @@ def qualified(obj) -> str:
     return f"{obj.__module__}.{obj.__qualname__}"
 
 
-@pytest.fixture(autouse=True)
-def fresh_flag():
-    unsafe_pickle.reset_flag()
-    yield
-    unsafe_pickle.reset_flag()
+pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 
 
 def trained_checkpoint():

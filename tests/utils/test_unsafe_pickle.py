@@ -10,11 +10,7 @@ import torch
 from utils import unsafe_pickle
 
 
-@pytest.fixture(autouse=True)
-def fresh_flag():
-    unsafe_pickle.reset_flag()
-    yield
-    unsafe_pickle.reset_flag()
+pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 
 
 def test_payload_module_refuses_unknown_variants():
