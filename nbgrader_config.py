@@ -25,6 +25,10 @@ c.CourseDirectory.solution_directory = "runtime/solution"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(runtime, "gradebook.db")
 c.Exchange.root = os.path.join(runtime, "exchange")  # nbgrader's default does not exist
 os.makedirs(c.Exchange.root, exist_ok=True)  # else the Assignment List shows an exchange error
+# A student's copies live in work/ID/, whichever way they came: ./course lab's copy, ./course
+# fetch or the Assignment List's Fetch; fetching again adds missing files, never overwrites.
+c.Exchange.assignment_dir = os.path.join(here, "work")
+c.ExchangeFetchAssignment.replace_missing_files = True
 c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
 # A never-submitted assignment exports an empty score, not 0.0 (classgrader/export.py).
 c.ExportApp.plugin_class = "classgrader.export.CsvExport"

@@ -109,19 +109,21 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, *extra_args: str):
+def running_lab(root: Path, *extra_args: str, role: str = "student"):
     """JupyterLab serving `root` on loopback with LAB_TOKEN, started the way ./course lab starts
-    it (from the folder, so nbgrader's extensions read its nbgrader_config.py); yields its URL."""
+    it (from the folder, so nbgrader's extensions read its nbgrader_config.py; with lab/ROLE's
+    extensions and settings); yields its URL."""
     import time
     import urllib.request
     port = free_port()
     log = open(root / "lab.log", "w")
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}", *extra_args]
+         f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}",
+         f"--LabApp.app_settings_dir={ROOT / 'lab' / role}", *extra_args]
         + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
         cwd=root, stdout=log, stderr=subprocess.STDOUT,
-        env=tool_env())
+        env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role)))
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):

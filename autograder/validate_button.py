@@ -1,0 +1,111 @@
+"""The Validate button's server side: the checklist of autograder/validate.py, from a kernel
+that was started (and had torch imported) before the button was pressed.
+
+A Jupyter server extension, enabled for the course's lab in place of nbgrader's own
+validate_assignment extension (lab/*/jupyter_server_config.json). nbgrader 0.9.6's lab
+extension draws the reply as it always does: under "The following cell failed:", a <pre>
+with the cell's source (set as text) and one with its error (set as HTML). The reply puts
+the whole checklist in one such entry and hides the other two parts with a style of its own,
+so the dialog shows the checklist and nothing else; `checklist` and `passed` carry the same
+verdict as data. A kernel is used once; the next one starts as soon as it is taken."""
+import asyncio
+import html
+import json
+import threading
+from pathlib import Path
+
+from jupyter_server.utils import url_path_join
+from nbgrader.server_extensions.validate_assignment.handlers import NbGraderVersionHandler, ValidateAssignmentHandler
+from tornado import web
+
+from .validate import CANNOT_SEE, MARKS, Kernel, checklist, summary
+
+# Hides the stock heading and the empty source block; only inside a dialog that has a checklist.
+STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.course-checklist)) {display: none}"
+         " .course-checklist {white-space: normal; font-family: var(--jp-ui-font-family); margin: 0}"
+         " .course-checklist li {list-style: none; margin: 0.3em 0}"
+         " .course-checklist li[data-status=passed] .mark {color: var(--jp-success-color1)}"
+         " .course-checklist li[data-status=failed] .mark {color: var(--jp-error-color1)}"
+         " .course-checklist .mark {display: inline-block; width: 1.5em; font-weight: bold}</style>")
+
+
+def as_html(lines) -> str:
+    items = "".join(
+        f'<li data-status="{line.status}"><span class="mark">{MARKS[line.status]}</span>'
+        f"<b>{html.escape(line.exercise)}</b>: "
+        + {"passed": "passed", "unanswered": "not answered yet"}.get(line.status, f"failed: {html.escape(line.reason)}")
+        + "</li>" for line in lines)
+    return (f'{STYLE}<div class="course-checklist"><p class="course-summary">{html.escape(summary(lines))}</p>'
+            f'<ul>{items}</ul><p class="course-cannot-see">{html.escape(CANNOT_SEE)}</p></div>')
+
+
+class WarmKernels:
+    """One kernel kept started; taking it starts the next in the background."""
+
+    def __init__(self, course_root: Path):
+        self.course_root, self._lock, self._next = course_root, threading.Lock(), None
+        self.refill()
+
+    def refill(self) -> None:
+        self._next = Starting(self.course_root)
+
+    def take(self) -> Kernel:
+        with self._lock:
+            starting, self._next = self._next, None
+            self.refill()
+        return starting.result()  # waits if it is still starting; a cold start if it failed
+
+
+class Starting(threading.Thread):
+    def __init__(self, course_root: Path):
+        super().__init__(daemon=True)
+        self.course_root, self.kernel, self.error = course_root, None, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.kernel = Kernel(self.course_root)
+        except Exception as error:  # reported when taken, by starting afresh
+            self.error = error
+
+    def result(self) -> Kernel:
+        self.join()
+        return self.kernel if self.kernel is not None else Kernel(self.course_root)
+
+
+class ChecklistValidateHandler(ValidateAssignmentHandler):
+    @web.authenticated
+    async def post(self):
+        try:
+            path = self.get_argument("path")
+        except web.MissingArgumentError:
+            path = self.get_json_body()["path"]
+        root = Path(self.root_dir).resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):
+            raise web.HTTPError(403, "Access denied: path outside allowed directory")
+        pool = self.settings["course_warm_kernels"]
+        try:  # a kernel's work blocks: off the server's event loop
+            lines = await asyncio.to_thread(lambda: checklist(target, pool.take()))
+        except Exception as error:
+            self.log.exception("Validate failed")
+            self.finish(json.dumps({"success": False, "value": f"Validate could not run: {error}"}))
+            return
+        value = {"failed": [{"source": "", "error": as_html(lines)}],
+                 "checklist": [vars(line) for line in lines],
+                 "passed": all(line.status == "passed" for line in lines)}
+        self.finish(json.dumps({"success": True, "value": value}))
+
+
+def _load_jupyter_server_extension(serverapp):
+    webapp = serverapp.web_app
+    webapp.settings["root_dir"] = serverapp.root_dir
+    webapp.settings["course_warm_kernels"] = WarmKernels(Path(serverapp.root_dir))
+    base = webapp.settings["base_url"]
+    webapp.add_handlers(".*$", [(url_path_join(base, r"/assignments/validate"), ChecklistValidateHandler),
+                                (url_path_join(base, r"/nbgrader_version"), NbGraderVersionHandler)])
+    serverapp.log.info("course: Validate shows a checklist, from a warm kernel")
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "autograder.validate_button"}]
