@@ -6,7 +6,8 @@
    that is missing, renamed or not valid JSON is flagged, and the untouched release stands in
    for it (so it scores 0 through the normal pipeline instead of stopping the run).
 2. Copy what is to be graded into runtime/grading/ASSIGNMENT/shard-K/, never touching the
-   submitted files, and skip students already graded from the same files (resume, idempotence).
+   submitted files and never following a link in them (links and special files are refused and
+   flagged, staging.py), and skip students already graded from the same files (resume, idempotence).
 3. Start one warm kernel zygote, then fork one worker per core (grade_worker.py: real
    `nbgrader autograde` on its shard); show a progress bar and a line per student. A worker
    that dies is replaced for the students it had left; the others carry on.
@@ -23,6 +24,7 @@ import signal
 import sys
 import time
 
+from . import staging
 from .course import GRADER_PACKAGES, load_course
 from .kernel_zygote import Zygote
 
@@ -42,13 +44,15 @@ def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]
     broken, flags = {}, []
     for name in expected:
         path = os.path.join(folder, name)
-        if not os.path.exists(path):
+        if os.path.lexists(path) and staging.refusal(path, name):
+            why = staging.refusal(path, name)
+        elif not os.path.exists(path):
             others = [p for p in present if p not in expected]
             why = (f"renamed notebook: found {', '.join(others)}, expected {name}" if others
                    else f"missing notebook: {name} was not submitted")
         else:
             try:
-                nbformat.validate(nbformat.reads(open(path, encoding="utf-8").read(), as_version=4))
+                nbformat.validate(nbformat.reads(staging.read_bytes(path).decode("utf-8"), as_version=4))
                 continue
             except Exception as error:  # any unreadable file: JSON, encoding or schema
                 why = f"invalid notebook: {name} cannot be read ({type(error).__name__}: {str(error)[:120]})"
@@ -72,11 +76,9 @@ def grader_version(course, assignment: str) -> str:
 
 def folder_digest(folder: str, version: str) -> str:
     digest = hashlib.sha256(version.encode())
-    for base, dirs, files in sorted(os.walk(folder)):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(base, name)
-            digest.update(os.path.relpath(path, folder).encode() + b"\0" + open(path, "rb").read())
+    for relative, path, why in staging.walk(folder):  # a link counts by where it points, unread
+        if why or os.path.isfile(path):
+            digest.update(relative.encode() + b"\0" + (why.encode() if why else staging.read_bytes(path)))
     return digest.hexdigest()
 
 
@@ -101,7 +103,8 @@ class ClassRun:
         found = {}
         for student in sorted(os.listdir(submitted)) if os.path.isdir(submitted) else []:
             folder = os.path.join(submitted, student, self.assignment)
-            if os.path.isdir(folder):
+            # lexists: a student folder that is a link is refused at staging, not skipped
+            if os.path.lexists(folder) and (os.path.isdir(folder) or os.path.islink(folder)):
                 found[student] = folder
         return found
 
@@ -113,22 +116,27 @@ class ClassRun:
         version = grader_version(self.course, self.assignment)
         pending = {}
         for student, folder in students.items():
-            key = folder_digest(folder, version)
+            # A submission folder (or student folder) that is a link is never entered.
+            whole = staging.refusal(os.path.dirname(folder), student) or staging.refusal(folder, self.assignment)
+            key = hashlib.sha256((version + whole).encode()).hexdigest() if whole else folder_digest(folder, version)
             done = self.done_path(student)
             if not self.force and os.path.exists(done) and json.load(open(done))["key"] == key:
                 continue
-            broken, flags = triage(folder, self.expected)
-            pending[student] = {"key": key, "flags": flags, "folder": folder, "broken": broken}
+            broken, flags = (dict.fromkeys(self.expected, whole), [whole]) if whole else triage(folder, self.expected)
+            pending[student] = {"key": key, "flags": flags, "folder": None if whole else folder, "broken": broken}
         shutil.rmtree(os.path.join(self.work, "shards"), ignore_errors=True)
         shards = max(1, min(self.workers, len(pending)))
         for number, (student, info) in enumerate(sorted(pending.items())):
             info["shard"] = os.path.join(self.work, "shards", f"shard-{number % shards}")
             target = os.path.join(info["shard"], student, self.assignment)
-            shutil.copytree(info["folder"], target, ignore=shutil.ignore_patterns("*.ipynb"))
+            os.makedirs(target)
+            if info["folder"]:
+                refused = staging.copy_tree(info["folder"], target, skip=lambda relative: relative.endswith(".ipynb"))
+                info["flags"] += [why for why in refused if why not in info["flags"]]
             for name in self.expected:
                 # The release stands in for a notebook that cannot be graded: it scores 0.
                 origin = os.path.join(self.release if name in info["broken"] else info["folder"], name)
-                shutil.copy2(origin, os.path.join(target, name))
+                staging.write_new(os.path.join(target, name), staging.read_bytes(origin))
             self._forget_attempt(student)
         return pending
 
@@ -152,7 +160,7 @@ class ClassRun:
         for student, info in left.items():
             target = os.path.join(self.work, "shards", "retry", student, self.assignment)
             shutil.rmtree(os.path.dirname(target), ignore_errors=True)
-            shutil.copytree(os.path.join(info["shard"], student, self.assignment), target)
+            staging.copy_tree(os.path.join(info["shard"], student, self.assignment), target)
             info["shard"] = os.path.join(self.work, "shards", "retry")
             self._forget_attempt(student)
 
@@ -250,6 +258,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="grade again even what is already graded")
     args = parser.parse_args(argv)
+    from . import sandbox
+    if os.environ.get("COURSE_SANDBOX", "on") != "off" and sandbox.unavailable_reason() is None:
+        # Kernels' work areas are mounted by the workers and seen by the zygote's kernels: all
+        # in a mount namespace of this run's own, gone with it even if the run is killed.
+        sandbox.private_mounts()
     zygote = Zygote(wait=False)  # loads torch while this process loads nbgrader
     # jsonschema (under nbformat) imports its optional IRI checker, which compiles a grammar for
     # about 1.2 s; no schema a class run validates uses IRIs, so this process does without it.

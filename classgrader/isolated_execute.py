@@ -1,6 +1,9 @@
 """nbgrader's Execute step, made safe for a class of hostile or broken notebooks.
 
-- Each notebook runs in a kernel forked from the warm zygote, in a sandbox jail.
+- Each notebook runs in a kernel forked from the warm zygote, in a sandbox jail, in a work area
+  of its own: a size-limited copy of the student's files that the grader never writes to and
+  only reads without following links. nbgrader's own folder (runtime/autograded), where root
+  writes the graded notebook, is never seen by the kernel.
 - A cell that kills the kernel, times out or is caught tampering costs only what depends on
   it: the kernel is replaced by a fresh one, the student's earlier cells are re-run, and
   grading goes on without that cell.
@@ -13,10 +16,11 @@
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
 import copy
-import glob
 import os
 import shutil
+import stat
 import sys
+import tempfile
 
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -28,6 +32,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict
 
 from . import sandbox, verify
+from .kernel_zygote import ZYGOTE_ENV
 from .warm_kernel import WarmKernelManager
 
 AUDIT = "import classgrader.integrity as _course_integrity; _course_integrity.audit()"
@@ -48,19 +53,44 @@ def _error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-def jail_spec(workdir: str, hide=(), limits=None) -> dict:
-    """The jail for a grading kernel, as the zygote takes it: `hide` plus the repository's own
-    private folders and the grader's home hidden; the code kernels run exposed read-only."""
-    hide = list(hide) + [os.path.join(REPO, d) for d in ("source", "runtime", "work", ".git")]
-    # The grader's home is private; Python itself may live there (pyenv), so it is exposed
-    # again, read-only, through an otherwise empty home.
-    hide.append(os.path.expanduser("~"))
-    expose = {REPO, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
-    jail = sandbox.Jail(workdir=workdir, expose=tuple(sorted(expose)), hide=tuple(sorted(set(hide))),
-                        limits=sandbox.Limits(**(limits or {})), user=sandbox.private_user())
+def allowed_paths() -> list[str]:
+    """All a grading kernel sees of the machine besides its work area, /tmp, /dev/shm, a few
+    devices and its own /proc: the Python environment, the system libraries it loads, and the
+    check library. Not the course (source/, runtime/), not /root or /home, nothing else."""
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), "/usr",
+             "/etc/ld.so.cache", "/etc/localtime"}
+    paths |= {os.path.join(REPO, package) for package in ("autograder", "utils", "classgrader")}
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def jail_spec(workdir: str, limits=None, user=None) -> dict:
+    """The jail for a grading kernel, as the zygote takes it; workdir is a work area made for
+    `user` (sandbox.make_workarea), whose contents are given to it here."""
+    jail = sandbox.Jail(workdir=workdir, expose=tuple(allowed_paths()), limits=sandbox.Limits(**(limits or {})),
+                        user=user or sandbox.private_user())
     sandbox.prepare(jail)
-    return {"workdir": jail.workdir, "expose": list(jail.expose), "hide": list(jail.hide),
-            "limits": dict(limits or {}), "user": jail.user}
+    return {"workdir": jail.workdir, "expose": list(jail.expose), "limits": dict(limits or {}), "user": jail.user}
+
+
+def copy_regular_files(source: str, target: str) -> None:
+    """Copy the student's files (not the notebooks: the graded one holds the hidden tests) into
+    the work area. Only regular files and folders; nothing is followed (staging refused links)."""
+    for folder, dirs, files in os.walk(source):
+        relative = os.path.relpath(folder, source)
+        for name in dirs:
+            info = os.lstat(os.path.join(folder, name))
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(os.path.join(target, relative, name), 0o755)
+        for name in files:
+            origin = os.path.join(folder, name)
+            if name.endswith(".ipynb") or not stat.S_ISREG(os.lstat(origin).st_mode):
+                continue
+            fd = os.open(origin, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as reading, open(os.path.join(target, relative, name), "xb") as writing:
+                shutil.copyfileobj(reading, writing)
+
+
+_private_mounts = []  # done once per process: see IsolatedExecute._workarea
 
 
 class IsolatedExecute(Execute):
@@ -73,37 +103,64 @@ class IsolatedExecute(Execute):
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        self.cwd = os.path.abspath(resources.get("metadata", {}).get("path") or ".")
-        self.trace_dir = os.path.join(self.cwd, ".grading-trace")
-        os.makedirs(self.trace_dir, exist_ok=True)
-        self.jail = self._jail()
         self.flags = [(None, reason) for reason in nb.metadata.pop("course_flags", [])]
+        self.cwd, user = self._workarea()
+        self.disk_full, self.jail, self.trace_fd, self.area_fd = False, None, None, None
         try:
+            copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
+            # The kernel's check records: in its work area (bounded), read back through a folder
+            # descriptor taken now, each file opened without following links (verify.read_records).
+            self.trace_dir = os.path.join(self.cwd, ".grading-trace")
+            os.mkdir(self.trace_dir, 0o755)
+            self.trace_fd = os.open(self.trace_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.area_fd = os.open(self.cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.jail = jail_spec(self.cwd, self.limits, user) if user else None
             run_sync(self._run_notebook)()
         finally:
             run_sync(self._stop)()
-            shutil.rmtree(self.trace_dir, ignore_errors=True)
-            for leftover in glob.glob(os.path.join(self.cwd, ".k-*")) + glob.glob(os.path.join(self.cwd, ".kernel-*.json")):
-                os.remove(leftover)
+            for fd in (self.trace_fd, self.area_fd):
+                if fd is not None:
+                    os.close(fd)
+            self._remove_workarea()
         resources["course_flags"] = self.flags
         return self.nb, self.resources
 
     # -- the sandbox ------------------------------------------------------------------------
-    def _jail(self):
+    def _workarea(self) -> tuple[str, str | None]:
+        """(a fresh work area, the kernel's user, or None without a sandbox). With a sandbox, a
+        size-limited tmpfs of the kernel's own; the grader writes nothing in it once the kernel
+        runs, and nothing the kernel does there reaches runtime/ or the submitted files."""
         if not self.use_sandbox:
             self.log.warning("Grading WITHOUT a sandbox: student code runs with the grader's rights.")
-            return None
+            return tempfile.mkdtemp(prefix="course-kernel-"), None
         reason = sandbox.unavailable_reason()
         if reason:
             raise SandboxUnavailable(
                 f"Cannot grade safely: {reason} Grade as root on Linux, or opt out explicitly with "
                 "COURSE_SANDBOX=off (student code then runs with your rights).")
-        course = CourseDirectory(config=self.config)
-        root = course.root
-        hide = [os.path.join(root, d) for d in (course.source_directory, course.submitted_directory,
-                                                 course.autograded_directory, course.feedback_directory,
-                                                 course.solution_directory, "runtime", "work", ".git")]
-        return jail_spec(self.cwd, hide, self.limits)
+        if not os.environ.get(ZYGOTE_ENV) and not _private_mounts:
+            # This process will start its own zygote: let both share mounts nobody else sees.
+            sandbox.private_mounts()
+            _private_mounts.append(True)
+        user = sandbox.private_user()
+        return sandbox.make_workarea(sandbox.Limits(**self.limits), user), user
+
+    def _remove_workarea(self) -> None:
+        if not self.use_sandbox:
+            shutil.rmtree(self.cwd, ignore_errors=True)  # fd-based: follows no link the kernel left
+        else:
+            sandbox.remove_workarea(self.cwd)
+
+    def _check_disk(self, grade_id) -> None:
+        """Flag, once, a kernel that filled its work area: only its own cells could suffer."""
+        if self.disk_full or self.jail is None:
+            return
+        info = os.statvfs(self.area_fd)
+        if info.f_bavail * info.f_frsize < 2**20 or info.f_favail < 16:
+            self.disk_full = True
+            limits = sandbox.Limits(**self.limits)
+            self.flags.append((grade_id, f"disk quota: the notebook filled its working area "
+                                         f"({limits.disk_bytes // 2**20} MiB, {limits.disk_files} files)"))
 
     # -- kernels ----------------------------------------------------------------------------
     def create_kernel_manager(self):
@@ -111,6 +168,13 @@ class IsolatedExecute(Execute):
         return self.km
 
     async def _start(self):
+        # A fresh kernel is PID 1 of its namespace as the last one was, so its record files
+        # would take the same names: the dead kernel's go first (unlink follows no link).
+        for name in os.listdir(self.trace_fd):
+            try:
+                os.unlink(name, dir_fd=self.trace_fd)
+            except IsADirectoryError:
+                shutil.rmtree(name, dir_fd=self.trace_fd, ignore_errors=True)
         self.create_kernel_manager()
         await self.async_start_new_kernel(cwd=self.cwd)
         await self.async_start_new_kernel_client()
@@ -133,7 +197,7 @@ class IsolatedExecute(Execute):
             await self._stop()
             await self._start()
             for index in kept:
-                before = set(os.listdir(self.trace_dir))
+                before = set(os.listdir(self.trace_fd))
                 outcome = await self._run(copy.deepcopy(self.nb.cells[index]), index)
                 if outcome is not None or _findings(self._new_records(before)) != []:
                     dropped.append(index)
@@ -156,7 +220,7 @@ class IsolatedExecute(Execute):
 
     async def _audit(self):
         """What integrity.audit() found (a list, empty when clean), or None when it never reported."""
-        before = set(os.listdir(self.trace_dir))
+        before = set(os.listdir(self.trace_fd))
         try:
             msg_id = await ensure_async(self.kc.execute(AUDIT, silent=True, store_history=False))
             await self.async_wait_for_reply(msg_id)
@@ -165,9 +229,9 @@ class IsolatedExecute(Execute):
         return _findings(self._new_records(before))
 
     def _new_records(self, before):
-        fresh = [os.path.join(self.trace_dir, name) for name in os.listdir(self.trace_dir) if name not in before]
+        fresh = [name for name in os.listdir(self.trace_fd) if name not in before]
         try:
-            return verify.read_records(fresh)
+            return verify.read_records(fresh, dir_fd=self.trace_fd)
         except Exception as error:  # an unreadable record is itself a reason to distrust
             return [{"kind": "unreadable", "name": str(error), "got": {}, "expected": {}, "options": {}}]
 
@@ -180,8 +244,9 @@ class IsolatedExecute(Execute):
                 continue
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             is_test = utils.is_grade(cell)
-            before = set(os.listdir(self.trace_dir))
+            before = set(os.listdir(self.trace_fd))
             failure = await self._run(cell, index)
+            self._check_disk(grade_id)
             if failure:
                 cell.outputs.append(_error_output(*failure))
                 await self._recover(kept)

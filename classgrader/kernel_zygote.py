@@ -2,7 +2,8 @@
 kernel is a fork of it, so no kernel pays the ~5 s of start-up and `import torch` again.
 
 The zygote never runs student code: it only forks. Each fork becomes one kernel, confined by
-`classgrader.sandbox` when a jail is given, and dies with its run. Nothing a kernel does can
+`classgrader.sandbox` when a jail is given (then the kernel is PID 1 of a namespace of its own,
+and the fork only stands in for it), and dies with its run. Nothing a kernel does can
 reach the zygote or the next kernel, because each starts from the same untouched image.
 
 Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):

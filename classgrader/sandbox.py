@@ -1,10 +1,12 @@
 """Confine a freshly forked process (a grading kernel) before it runs untrusted student code.
 
-enter() gives the process its own mount and network namespaces: no network at all (it talks
-to the grader over Unix sockets in its work directory), every file system read-only except
-the work directory and a private /tmp and /dev/shm, hidden paths replaced by empty ones.
-Then it sets resource limits and becomes an unprivileged user, so none of it can be undone.
-Linux only; the parent must be root."""
+enter() gives the process new mount, network and PID namespaces. It sees an allow-list, not the
+machine: an empty root with read-only binds of the exposed paths (the Python environment, the
+check library), its work directory (the only writable place on disk: a size-limited tmpfs the
+grader made with make_workarea), a private /tmp and /dev/shm, a few devices and its own /proc.
+No network at all (it talks to the grader over Unix sockets in its work directory). It is PID 1
+of its namespace, so every process it starts ends with it. Then it sets resource limits and
+becomes an unprivileged user, so none of it can be undone. Linux only; the parent must be root."""
 import contextlib
 import ctypes
 import functools
@@ -12,23 +14,30 @@ import os
 import pwd
 import re
 import resource
+import signal
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 
-CLONE_NEWNS, CLONE_NEWNET = 0x20000, 0x40000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
-PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+SYS_PIVOT_ROOT = 155  # x86_64
 
 # The per-mount flags mountinfo lists; a read-only remount must repeat them or the kernel refuses.
 MOUNT_FLAGS = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
                "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
-# Kernel interfaces, left as they are: their files guard themselves (root-owned, per process).
 PSEUDO_FILESYSTEMS = ("proc", "sysfs", "devtmpfs", "devpts", "mqueue", "cgroup")
-EMPTY_FILE = "/tmp/.sandbox-empty"  # bound over hidden files
+DEVICES = ("null", "zero", "full", "random", "urandom")
+# The root's merged-/usr links (lib -> usr/lib), recreated so exposed binaries find their loader.
+ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+NEW_ROOT = "/tmp/.sandbox-root"  # built on a private tmpfs over /tmp, then made the root
 HOME = "/tmp/home"  # private, so libraries' caches and config land neither in workdir nor outside
+WORKAREAS = "/run/course-kernels"  # root's own: where make_workarea mounts kernels' work areas
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
@@ -40,14 +49,16 @@ class Limits:
     processes: int = 512            # RLIMIT_NPROC (threads count on Linux)
     file_bytes: int = 64 * 2**20    # RLIMIT_FSIZE
     open_files: int = 1024          # RLIMIT_NOFILE
+    disk_bytes: int = 256 * 2**20   # the work area (make_workarea): all its files together
+    disk_files: int = 20_000        # ... and how many there may be
+    tmp_bytes: int = 256 * 2**20    # the private /tmp (memory, gone with the kernel)
     # also set RLIMIT_CORE to 0
 
 
 @dataclass(frozen=True)
 class Jail:
-    workdir: str                 # the one writable place (plus a private /tmp and /dev/shm)
-    expose: tuple[str, ...] = ()  # must stay readable (the repo checkout, the venv), even if under /tmp
-    hide: tuple[str, ...] = ()   # replaced by an empty read-only dir (or, for a file, an empty file)
+    workdir: str                 # the one writable place on disk (plus a private /tmp and /dev/shm)
+    expose: tuple[str, ...] = ()  # the only other host paths it sees, read-only
     limits: Limits = Limits()
     user: str = "nobody"
 
@@ -66,20 +77,62 @@ def unavailable_reason() -> str | None:
     pid = os.fork()
     if pid == 0:  # try in a throwaway child: its namespaces die with it
         try:
-            _new_namespaces()
+            _new_namespaces(CLONE_NEWPID)
             os._exit(0)
         except BaseException as error:
             os._exit(getattr(error, "errno", None) or 255)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if code:
         why = os.strerror(code) if 0 < code < 255 else f"exit status {code}"
-        return f"This machine does not allow new mount and network namespaces ({why})."
+        return f"This machine does not allow new mount, network and PID namespaces ({why})."
     return None
 
 
+def make_workarea(limits: Limits, user: str) -> str:
+    """A fresh work area for one kernel: a tmpfs of limits.disk_bytes (and disk_files inodes)
+    owned by `user`, mounted by the (root) grader under WORKAREAS; returns its path. Going over
+    fills this area only (ENOSPC for that kernel); remove_workarea() frees all of it at once.
+    The path stays short: the kernel's Unix sockets live there and must fit 107 bytes."""
+    uid, gid = _account(user)
+    os.makedirs(WORKAREAS, mode=0o711, exist_ok=True)
+    info = os.lstat(WORKAREAS)  # root's own folder, never a link anyone could have put there
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise SandboxError(f"Sandbox: {WORKAREAS} is not a folder only root can write")
+    path = tempfile.mkdtemp(dir=WORKAREAS, prefix="")
+    with _step(f"mount a {limits.disk_bytes // 2**20} MiB work area at {path}"):
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV,
+               f"size={limits.disk_bytes},nr_inodes={limits.disk_files},mode=0700,uid={uid},gid={gid}")
+    return path
+
+
+def remove_workarea(path: str) -> None:
+    """Unmount a work area (everything in it goes) and remove its mount point."""
+    if _libc is not None and _libc.umount2(os.fsencode(path), MNT_DETACH) != 0:
+        if ctypes.get_errno() not in (22, 2):  # EINVAL: not mounted; ENOENT: gone
+            raise OSError(ctypes.get_errno(), f"umount {path}: {os.strerror(ctypes.get_errno())}")
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(path)
+
+
+def is_workarea(path: str, limits: Limits) -> bool:
+    """Is path a work area of this size (a tmpfs mounted right there)?"""
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return False
+    return os.path.ismount(path) and abs(info.f_blocks * info.f_frsize - limits.disk_bytes) < 2**20
+
+
+def private_mounts() -> None:
+    """Give this process (and what it starts from now on) a mount namespace of its own, so the
+    work areas it mounts vanish with it, even if killed, and are never seen by the host."""
+    _libc_call("unshare", ctypes.c_int(CLONE_NEWNS))
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
 def prepare(jail: Jail) -> None:
-    """Run by the (root) parent before forking: give workdir, recursively, to the sandbox
-    user so the confined child can write there. Symbolic links are not followed."""
+    """Run by the (root) parent before forking: give what it put in the work area to the
+    sandbox user. Symbolic links are not followed."""
     uid, gid = _account(jail.user)
     workdir = os.path.realpath(jail.workdir)
     os.chown(workdir, uid, gid)
@@ -90,36 +143,58 @@ def prepare(jail: Jail) -> None:
 
 def enter(jail: Jail) -> None:
     """Irreversibly confine the calling process (a fresh fork child). Raises SandboxError,
-    saying which step failed, if any does."""
+    saying which step failed, if any does. The caller goes on as PID 1 of a new PID namespace:
+    the process that called stays outside only to wait for it and exit as it does."""
     if _libc is None:
         raise SandboxError(unavailable_reason())
     with _step(f"look up the user {jail.user!r}"):
         uid, gid = _account(jail.user)
     workdir = os.path.realpath(jail.workdir)
-    exposed = [os.path.realpath(path) for path in jail.expose]
-    hidden = {os.path.realpath(path): os.path.isdir(path) for path in jail.hide if os.path.lexists(path)}
+    exposed = sorted({os.path.realpath(path) for path in jail.expose if os.path.exists(path)} - {"/"})
+    with _step("check the work area"):
+        if not is_workarea(workdir, jail.limits):
+            raise OSError(f"{workdir} is not a {jail.limits.disk_bytes // 2**20} MiB work area (make_workarea)")
 
-    with _step("create new mount and network namespaces"):
-        _new_namespaces()
-    with _step("open the work directory and the exposed paths"):  # before anything covers them
+    with _step("create new mount, network and PID namespaces"):
+        _new_namespaces(CLONE_NEWPID)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _stand_in_for(os.fork())  # returns only in the child, PID 1 of the new namespace
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    with _step("open the work directory and the exposed paths"):  # before /tmp is covered
         fds = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in [*exposed, workdir]}
-    with _step("mount a private /tmp and /dev/shm"):
-        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-        os.close(os.open(EMPTY_FILE, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444))
+    with _step("build an empty root"):
+        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=700")
+        os.mkdir(NEW_ROOT)
+        _mount("tmpfs", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    with _step("add devices, /tmp and /dev/shm"):
+        for device in DEVICES:
+            _bind_at(os.open(f"/dev/{device}", os.O_PATH | os.O_CLOEXEC), f"{NEW_ROOT}/dev/{device}")
+        for path, options in [("/tmp", f"size={jail.limits.tmp_bytes},mode=1777"), ("/dev/shm", "size=64m,mode=1777")]:
+            os.makedirs(NEW_ROOT + path, exist_ok=True)
+            _mount("tmpfs", NEW_ROOT + path, "tmpfs", MS_NOSUID | MS_NODEV, options)
+        for name in ROOT_LINKS:
+            if os.path.islink(f"/{name}") and not os.readlink(f"/{name}").startswith("/"):
+                os.symlink(os.readlink(f"/{name}"), f"{NEW_ROOT}/{name}")
+        os.mkdir(f"{NEW_ROOT}/proc")
+    # Shallower first, so a path inside another exposed one (the venv inside the repo) is
+    # bound on top of it, and one under /tmp on top of the private /tmp; the work directory
+    # last, writable.
+    for path in sorted(exposed, key=lambda p: p.count("/")) + [workdir]:
+        with _step(f"expose {path}"):
+            _bind_at(fds.pop(path), NEW_ROOT + path)
+    with _step("make it the root"):
+        os.mkdir(f"{NEW_ROOT}/.old")
+        _libc_call("syscall", ctypes.c_long(SYS_PIVOT_ROOT), os.fsencode(NEW_ROOT), os.fsencode(f"{NEW_ROOT}/.old"))
+        os.chdir("/")
+        _libc_call("umount2", b"/.old", ctypes.c_int(MNT_DETACH))
+        os.rmdir("/.old")
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # its own processes only
 
-    # Shallower paths first: a hidden dir inside an exposed one covers it, and a workdir or
-    # exposed path inside a hidden dir (or /tmp) is bound back on top of the cover. Exposed
-    # paths are bound even where nothing covers them, so one inside the workdir is read-only too.
-    steps = [(path, 0) for path in exposed] + [(path, 1) for path in hidden] + [(workdir, 2)]
-    for path, kind in sorted(steps, key=lambda step: (step[0].count("/"), step[1])):
-        with _step(f"{('expose', 'hide', 'bind the work directory')[kind]} {path}"):
-            if kind == 1:
-                _cover(path, hidden[path])
-            else:
-                _bind_back(fds[path], path)
-    for fd in fds.values():
-        os.close(fd)
+    with _step("start the kernel under a reaper"):
+        # PID 1 of a namespace ignores signals it has no handler for (the CPU limit's SIGXCPU,
+        # a SIGTERM): the kernel runs as its child, and PID 1 only reaps and stands in.
+        _stand_in_for(os.fork(), reap=True)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
     with _step("make the file systems read-only"):
         keep_writable = {workdir, "/tmp", "/dev/shm"}
@@ -162,6 +237,38 @@ def enter(jail: Jail) -> None:
         os.chdir(workdir)
 
 
+def _stand_in_for(child: int, reap: bool = False) -> None:
+    """In the parent: pass signals on to child, wait for it, then end as it ended. Returns only
+    in the child. Run outside the new PID namespace (for its PID 1) and as that PID 1 (for the
+    kernel, reap=True: it also collects every orphan). When PID 1 ends, the kernel ends with
+    every process it started, setsid or not. A request to terminate becomes a kill."""
+    if child == 0:
+        return
+    def forward(signum, _frame):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT) else signum)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, forward)
+    while True:
+        try:
+            pid, status = os.waitpid(-1 if reap else child, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if pid == child:
+            break
+    if reap:  # PID 1 ignores even its own signals: the stand-in outside re-raises (below)
+        os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status) % 256)
+    if os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + signal.NSIG:
+        status = os.WEXITSTATUS(status) - 128  # a wait status: killed by that signal
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        if signum not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
+            signal.signal(signum, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+    os._exit(os.waitstatus_to_exitcode(status) % 256)
+
+
 @functools.cache  # looked up once in the zygote (by prepare), not in each forked child
 def _account(user: str) -> tuple[int, int]:
     if user.startswith("#"):  # "#UID": an account of its own, in no passwd file, group the same number
@@ -195,8 +302,8 @@ def _mount(source, target, fstype, flags, options=None) -> None:
     _libc_call("mount", encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(options))
 
 
-def _new_namespaces() -> None:
-    _libc_call("unshare", ctypes.c_int(CLONE_NEWNS | CLONE_NEWNET))
+def _new_namespaces(extra: int = 0) -> None:
+    _libc_call("unshare", ctypes.c_int(CLONE_NEWNS | CLONE_NEWNET | extra))
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # so no mount made here reaches the host
 
 
@@ -204,29 +311,17 @@ def _prctl(option: int, value: int) -> None:
     _libc_call("prctl", ctypes.c_int(option), *(ctypes.c_ulong(arg) for arg in (value, 0, 0, 0)))
 
 
-def _bind_back(fd: int, path: str) -> None:
-    """Bind what fd was opened on at path, making path (and parents, traversable) if a cover hid it."""
-    is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
-    missing, parent = [], path
-    while not os.path.lexists(parent):
-        missing.append(parent)
-        parent = os.path.dirname(parent)
-    for made in reversed(missing):
-        if made == path and not is_dir:
-            os.close(os.open(made, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444))
-        else:
-            os.mkdir(made)
-            os.chmod(made, 0o755)
-    _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-
-
-def _cover(path: str, is_dir: bool) -> None:
-    if not os.path.lexists(path):
-        return  # under /tmp and no exposed path holds it: already out of sight
-    if is_dir:
-        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
-    else:
-        _mount(EMPTY_FILE, path, None, MS_BIND)
+def _bind_at(fd: int, target: str) -> None:
+    """Bind what fd was opened on at target in the new root, making target (a directory, or an
+    empty file for a file) and its missing parents (traversable directories)."""
+    try:
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+        os.makedirs(target if is_dir else os.path.dirname(target), mode=0o755, exist_ok=True)
+        if not is_dir and not os.path.exists(target):
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444))
+        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    finally:
+        os.close(fd)
 
 
 def _reachable_mounts(keep_writable: set[str]):

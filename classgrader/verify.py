@@ -3,6 +3,7 @@ its checks wrote (trace.py) and re-do each comparison here, in a process no stud
 in. A pass that recorded nothing, or whose values do not hold up here, is not a pass."""
 import json
 import os
+import stat
 
 import torch
 
@@ -10,16 +11,25 @@ from autograder import checks, quiz, trace
 from autograder.checks import GradingError
 
 
-def read_records(paths) -> list[dict]:
+MAX_RECORD_BYTES = 64 * 2**20
+
+
+def read_records(paths, dir_fd=None) -> list[dict]:
     """Every record in the files (one list per cell), in the order they were written.
-    JSON or weights_only: a record is data; loading a forged one cannot run code here."""
-    return [entry for path in sorted(paths, key=_order) for entry in _read(path)]
+    JSON or weights_only: a record is data; loading a forged one cannot run code here.
+    Files are opened without following links (the kernel writes the folder they are in),
+    relative to dir_fd when given, and must be regular files of a bounded size."""
+    return [entry for path in sorted(paths, key=_order) for entry in _read(path, dir_fd)]
 
 
-def _read(path) -> list:
-    if not path.endswith(".json"):
-        return torch.load(path, weights_only=True)
-    with open(path) as handle:
+def _read(path, dir_fd=None) -> list:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
+            raise ValueError(f"{os.path.basename(path)}: not a record file")
+        if not path.endswith(".json"):
+            return torch.load(handle, weights_only=True)
         records = json.load(handle)
     if trace.has_tensor(records):  # never written as JSON: forged
         raise ValueError(f"{os.path.basename(path)}: tensor evidence in a file written without tensors")

@@ -1,8 +1,9 @@
 """Tests for classgrader/sandbox.py: a forked child enters a sandbox, tries to cross one limit
 and reports what happened through a pipe. Each test first shows that the same action works
 outside the sandbox where that means something, so no test can pass because the action was
-impossible anyway. The work directories live under pytest's tmp_path, so under /tmp, which
-the sandbox covers with its own tmpfs: they exercise the re-exposing of paths under /tmp."""
+impossible anyway. Work directories are real work areas (size-limited tmpfs mounts, removed
+after each test); exposed paths live under pytest's tmp_path, so under /tmp, which the
+sandbox covers with its own tmpfs: they exercise exposing paths from under /tmp."""
 import ctypes
 import errno
 import fcntl
@@ -58,14 +59,30 @@ def run_sandboxed(jail: Jail, action, before=None) -> tuple[int, dict]:
     return status, json.loads(data) if data else {}
 
 
-def make_jail(tmp_path, **options) -> Jail:
-    """A jail like the grader's: workdir under tmp_path, the repo and the venv exposed."""
-    workdir = options.pop("workdir", tmp_path / "work")
-    workdir.mkdir(parents=True, exist_ok=True)
-    expose = (str(REPO), sys.prefix, sys.base_prefix, *options.pop("expose", ()))
-    jail = Jail(workdir=str(workdir), expose=expose, **options)
-    sandbox.prepare(jail)
-    return jail
+@pytest.fixture
+def areas():
+    """Work areas made by a test, unmounted after it."""
+    made = []
+    yield made
+    for path in made:
+        sandbox.remove_workarea(path)
+
+
+@pytest.fixture
+def make_jail(areas):
+    def make(tmp_path, files=None, **options) -> Jail:
+        """A jail like the grader's: a fresh work area holding `files` ({name: text}), the
+        check library and the Python environment exposed, plus options["expose"]."""
+        limits, user = options.pop("limits", Limits()), options.pop("user", "nobody")
+        workdir = sandbox.make_workarea(limits, user)
+        areas.append(workdir)
+        for name, text in (files or {}).items():
+            Path(workdir, name).write_text(text)
+        expose = (str(REPO / "autograder"), sys.prefix, sys.base_prefix, "/usr", *options.pop("expose", ()))
+        jail = Jail(workdir=workdir, expose=expose, limits=limits, user=user, **options)
+        sandbox.prepare(jail)
+        return jail
+    return make
 
 
 def attempt(action) -> str:
@@ -87,7 +104,7 @@ def test_sandboxes_are_available_as_root():
     assert sandbox.unavailable_reason() is None
 
 
-def test_no_network_not_even_the_hosts_loopback(tmp_path, covered):
+def test_no_network_not_even_the_hosts_loopback(tmp_path, make_jail, covered):
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     socket.create_connection(("127.0.0.1", port), timeout=5).close()  # works outside
@@ -104,7 +121,7 @@ def test_no_network_not_even_the_hosts_loopback(tmp_path, covered):
     covered("a sandboxed kernel has only a down lo, and cannot reach a TCP server on the host's 127.0.0.1")
 
 
-def test_unix_sockets_in_the_workdir_still_reach_the_grader(tmp_path):
+def test_unix_sockets_in_the_workdir_still_reach_the_grader(tmp_path, make_jail):
     jail = make_jail(tmp_path)
     grader = socket.socket(socket.AF_UNIX)
     grader.bind(f"{jail.workdir}/grader.sock")
@@ -130,7 +147,7 @@ def vm_size() -> int:
     return int(re.search(r"VmSize:\s+(\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
 
 
-def test_memory_limit(tmp_path, covered):
+def test_memory_limit(tmp_path, make_jail, covered):
     # RLIMIT_AS counts the address space the forked child already has (torch, pytest), so
     # the limit is that plus 512 MiB: 256 MiB must still fit, 1 GiB (twice 512) must not.
     headroom = 512 * 2**20
@@ -152,7 +169,7 @@ def test_memory_limit(tmp_path, covered):
     covered("a sandboxed kernel gets MemoryError past its address-space limit")
 
 
-def test_cpu_time_limit_kills_a_busy_loop(tmp_path, covered):
+def test_cpu_time_limit_kills_a_busy_loop(tmp_path, make_jail, covered):
     jail = make_jail(tmp_path, limits=Limits(cpu_seconds=1))
 
     def inside():
@@ -181,7 +198,7 @@ def nobody_tasks() -> int:
     return count
 
 
-def test_process_limit(tmp_path, covered):
+def test_process_limit(tmp_path, make_jail, covered):
     # The limit counts all of nobody's threads, the sandboxed child included: allow 3 more.
     jail = make_jail(tmp_path, limits=Limits(processes=nobody_tasks() + 1 + 3))
 
@@ -210,7 +227,7 @@ def test_process_limit(tmp_path, covered):
     covered(f"fork fails with EAGAIN past the process limit, after {report['forked']} children")
 
 
-def test_file_size_limit(tmp_path):
+def test_file_size_limit(tmp_path, make_jail):
     jail = make_jail(tmp_path, limits=Limits(file_bytes=2**20))
 
     def inside():
@@ -228,13 +245,12 @@ def test_file_size_limit(tmp_path):
     assert report == {"written": 2**20, "outcome": "EFBIG"}
 
 
-def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, covered):
+def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, make_jail, covered):
     shared = tmp_path / "shared"  # world-writable outside: only the read-only mount stops nobody
     shared.mkdir()
     shared.chmod(0o777)
-    (tmp_path / "work").mkdir()
-    (tmp_path / "work" / "submission.ipynb").write_text("{}")  # given to nobody by prepare()
-    jail = make_jail(tmp_path, expose=(str(shared),))
+    tmp_path.chmod(0o755)
+    jail = make_jail(tmp_path, files={"submission.ipynb": "{}"}, expose=(str(shared),))
     marker = f"sandbox-{uuid.uuid4().hex}"
     assert os.stat("/var/tmp").st_mode & 0o777 == 0o777  # writable by anyone outside
 
@@ -244,52 +260,140 @@ def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, covered):
             "submission": attempt(lambda: write("submission.ipynb")),
             "exposed": attempt(lambda: write(shared / "x")),
             "repo": attempt(lambda: write(REPO / marker)),
+            "check library": attempt(lambda: write(REPO / "autograder" / marker)),
             "root home": attempt(lambda: write(f"/root/{marker}")),
             "var tmp": attempt(lambda: write(f"/var/tmp/{marker}")),
             "tmp": attempt(lambda: write(f"/tmp/{marker}")),
             "dev shm": attempt(lambda: write(f"/dev/shm/{marker}")),
+            "dev null": attempt(lambda: write("/dev/null")),
             "home": os.environ["HOME"], "cwd": os.getcwd(),
         }
 
     _, report = run_sandboxed(jail, inside)
-    assert report["workdir"] == report["submission"] == "ok", report
-    assert report["exposed"] == report["var tmp"] == "EROFS", report
-    assert report["repo"] in ("EROFS", "EACCES") and report["root home"] in ("EROFS", "EACCES"), report
+    assert report.get("workdir") == report.get("submission") == report.get("dev null") == "ok", report
+    assert report["exposed"] == report["repo"] == report["check library"] == report["root home"] == "EROFS", report
+    assert report["var tmp"] == "ENOENT", report  # not even there: it was not exposed
     assert report["tmp"] == report["dev shm"] == "ok", report
     assert report["cwd"] == jail.workdir and report["home"].startswith("/tmp/")
-    assert (tmp_path / "work" / "result.txt").stat().st_uid == NOBODY.pw_uid
-    for place in ("/tmp", "/dev/shm", "/var/tmp", "/root", REPO):
+    assert Path(jail.workdir, "result.txt").stat().st_uid == NOBODY.pw_uid
+    for place in ("/tmp", "/dev/shm", "/var/tmp", "/root", REPO, REPO / "autograder"):
         assert not Path(place, marker).exists(), place
-    covered("only the workdir, a private /tmp and /dev/shm are writable; exposed paths read-only")
+    covered("only the work area, a private /tmp and /dev/shm are writable; exposed paths read-only")
 
 
-def test_hidden_paths_look_empty_and_a_workdir_inside_one_still_works(tmp_path, covered):
-    tmp_path.chmod(0o755)  # exposed below: nobody must get through it
-    for path, text in [("source/hidden.txt", "hidden test"), ("submitted/bob/answer.txt", "bob's"),
-                       ("gradebook.db", "grades")]:
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
-    workdir = tmp_path / "submitted" / "alice"
-    jail = make_jail(tmp_path, workdir=workdir, expose=(str(tmp_path),),
-                     hide=(str(tmp_path / "source"), str(tmp_path / "submitted"),
-                           str(tmp_path / "gradebook.db"), str(tmp_path / "not-there")))
+def test_only_the_allowed_paths_are_there(tmp_path, make_jail, covered):
+    """An allow-list: another copy of the course, the course's source/ and runtime/, /root and
+    /home are all there outside (readable by root, who forks the kernel), absent inside."""
+    other_course = tmp_path / "other-course"
+    (other_course / "source").mkdir(parents=True)
+    (other_course / "source" / "hidden.txt").write_text("hidden test")
+    (REPO / "runtime").mkdir(exist_ok=True)
+    secrets = [other_course / "source" / "hidden.txt", REPO / "source", REPO / "runtime", Path("/home"),
+               Path("/etc/passwd"), Path("/var"), Path.home() / ".bashrc"]
+    outside = {str(path): path.exists() for path in secrets}
+    assert all(outside.values()), outside  # the route exists without the sandbox
 
     def inside():
-        return {"source": os.listdir(tmp_path / "source"),
-                "submitted": os.listdir(tmp_path / "submitted"),
-                "gradebook": (tmp_path / "gradebook.db").read_text(),
-                "workdir": attempt(lambda: write(workdir / "result.txt")),
-                "cover": attempt(lambda: write(tmp_path / "source" / "x"))}
+        return {"seen": {str(path): path.exists() for path in secrets},
+                "root": sorted(os.listdir("/")), "repo": sorted(os.listdir(REPO)),
+                "lazy import": __import__("email.mime.text").__name__,
+                "processes": sorted(p for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid()}
 
-    _, report = run_sandboxed(jail, inside)
-    assert report == {"source": [], "submitted": ["alice"], "gradebook": "",
-                      "workdir": "ok", "cover": "EROFS"}
-    assert (workdir / "result.txt").read_text() == "written from the sandbox"
-    assert (tmp_path / "source" / "hidden.txt").read_text() == "hidden test"  # untouched outside
-    covered("hidden dirs look empty, a hidden file reads empty, a workdir inside a hidden dir works")
+    _, report = run_sandboxed(make_jail(tmp_path), inside)
+    assert report["seen"] == dict.fromkeys(outside, False), report
+    assert set(report["repo"]) <= {"autograder", ".venv"}, report["repo"]
+    assert report["lazy import"] == "email", report
+    assert report["processes"] == ["1", "2"] and report["pid"] == 2, report  # its reaper and itself
+    covered("a kernel sees only the allowed paths (no other course copy, source/, runtime/, /home, "
+            "/etc, ~), its lazy imports still resolve, and its /proc shows only itself and its reaper")
 
 
-def test_runs_as_nobody_for_good(tmp_path):
+def test_a_plain_folder_is_refused_as_a_work_area(tmp_path):
+    (tmp_path / "plain").mkdir()
+    _, report = run_sandboxed(Jail(workdir=str(tmp_path / "plain")), lambda: {})
+    assert report["raised"] == SandboxError.__name__ and "check the work area" in report["message"], report
+
+
+def test_the_work_area_is_a_disk_quota(tmp_path, make_jail, covered):
+    """Many files, each under the file-size limit: a plain folder takes them all; the work area
+    stops at its size, with ENOSPC for that kernel only."""
+    size, chunk = 8 * 2**20, 2**20
+
+    def fill(folder) -> dict:
+        written = 0
+        try:
+            for n in range(4 * size // chunk):
+                with open(os.path.join(folder, f"part-{n}"), "wb") as handle:
+                    handle.write(bytes(chunk))
+                written += chunk
+            return {"written": written, "outcome": "no error"}
+        except OSError as error:
+            return {"written": written, "outcome": errno.errorcode[error.errno]}
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert fill(plain) == {"written": 4 * size, "outcome": "no error"}  # the route, undefended
+    jail = make_jail(tmp_path, limits=Limits(disk_bytes=size))
+    _, report = run_sandboxed(jail, lambda: fill("."))
+    assert report["outcome"] == "ENOSPC" and size - chunk <= report["written"] <= size, report
+    covered(f"a kernel's files stop at its {size // 2**20} MiB work area (ENOSPC); a plain folder took {4 * size // 2**20} MiB")
+
+
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            time.sleep(0.05)
+    os._exit(0)
+"""
+
+
+def processes_of(uid: int) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if int(re.search(r"Uid:\s+(\d+)", text)[1]) == uid and "State:\tZ" not in text:
+            found.append(int(status.parent.name))
+    return found
+
+
+def test_a_double_forked_process_ends_with_its_kernel(tmp_path, make_jail, covered):
+    """Without a PID namespace a double-forked, setsid process outlives its kernel; in the
+    sandbox the kernel is PID 1 of its own namespace, and takes every process with it."""
+    user = private_user()
+    uid = int(user[1:])
+    plain = os.fork()
+    if plain == 0:  # the route, undefended: a child that drops to uid and leaves a daemon
+        os.setgid(uid), os.setuid(uid)
+        exec(DAEMON)
+        os._exit(0)
+    os.waitpid(plain, 0)
+    time.sleep(0.3)
+    survivors = processes_of(uid)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors, "without a PID namespace the daemon should have survived"
+
+    def inside():
+        exec(DAEMON)
+        time.sleep(0.3)
+        return {"running": len([p for p in os.listdir("/proc") if p.isdigit()])}
+
+    _, report = run_sandboxed(make_jail(tmp_path, user=user), inside)
+    assert report["running"] >= 2, report  # the daemon was running inside
+    deadline = time.time() + 5
+    while processes_of(uid) and time.time() < deadline:
+        time.sleep(0.05)
+    assert processes_of(uid) == []
+    covered("a double-forked setsid process survives its parent without the sandbox and ends with its kernel inside")
+
+
+def test_runs_as_nobody_for_good(tmp_path, make_jail):
     def inside():
         return {"ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups()],
                 "setuid": attempt(lambda: os.setuid(0)),
@@ -305,16 +409,16 @@ def test_a_failing_step_raises_sandbox_error(tmp_path):
     jail = Jail(workdir=str(tmp_path / "missing"))
     _, report = run_sandboxed(jail, lambda: {})
     assert report["raised"] == SandboxError.__name__
-    assert "open the work directory" in report["message"]
+    assert "check the work area" in report["message"]
 
 
-def test_a_private_user_has_a_uid_of_its_own(tmp_path, covered):
+def test_a_private_user_has_a_uid_of_its_own(tmp_path, make_jail, covered):
     """Kernels graded at the same time get different uids: no signals between them, and one
     student's processes do not count against another's process limit."""
     user = private_user()
     assert user != private_user()
-    _, report = run_sandboxed(make_jail(tmp_path, user=user), lambda: {
-        "ids": [os.getuid(), os.getgid()], "kill_init": attempt(lambda: os.kill(1, 0))})
-    assert report == {"ids": [int(user[1:])] * 2, "kill_init": "EPERM"}
-    assert (tmp_path / "work").stat().st_uid == int(user[1:])  # prepare() gave it the workdir
+    jail = make_jail(tmp_path, user=user)
+    _, report = run_sandboxed(jail, lambda: {"ids": [os.getuid(), os.getgid()]})
+    assert report == {"ids": [int(user[1:])] * 2}
+    assert Path(jail.workdir).stat().st_uid == int(user[1:])  # the work area is its own
     covered(f"a private uid ({user}) per kernel")

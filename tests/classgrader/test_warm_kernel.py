@@ -45,13 +45,16 @@ def run(code: str, workdir, jail=None) -> str:
 
 @pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
                     reason="needs a sandbox (root on Linux)")
-def test_nothing_passes_from_one_student_to_the_next(zygote, tmp_path, covered):
-    first, second = tmp_path / "first", tmp_path / "second"
-    first.mkdir(), second.mkdir()
-    pid = run(LEAVE_STATE, first, jail_spec(str(first))).strip()
-    seen = run(LOOK_FOR_STATE, second, jail_spec(str(second))).split()
+def test_nothing_passes_from_one_student_to_the_next(zygote, covered):
+    users = [sandbox.private_user(), sandbox.private_user()]
+    first, second = (sandbox.make_workarea(sandbox.Limits(), user) for user in users)
+    try:
+        pid = run(LEAVE_STATE, first, jail_spec(first, user=users[0])).strip()
+        seen = run(LOOK_FOR_STATE, second, jail_spec(second, user=users[1])).split()
+    finally:
+        sandbox.remove_workarea(first), sandbox.remove_workarea(second)
     assert seen[:3] == ["False", "False", "False"], "the second kernel saw what the first left behind"
-    assert seen[3] != pid
+    assert (pid, seen[3]) == ("2", "2")  # each the kernel of a PID namespace of its own
     covered("a module attribute, an environment variable and a /tmp file left by one kernel are unseen by the next")
 
 
