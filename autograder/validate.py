@@ -86,6 +86,23 @@ def kernel_settings(course_root: Path = COURSE_ROOT) -> tuple[list[str], float]:
     return list(config.Execute.get("extra_arguments", [])), float(config.Execute.get("timeout", 120))
 
 
+def course_config(course_root: Path = COURSE_ROOT):
+    """The traitlets config nbgrader would load when run from `course_root`."""
+    from nbgrader.apps import NbGrader
+    app = NbGrader()
+    app.config_file_paths.insert(0, str(course_root))
+    app.load_config_file()
+    return app.config
+
+
+def validate(notebook, *, invert: bool = False, course_root: Path = COURSE_ROOT) -> dict:
+    """Stock nbgrader's Validator, as its own button would run it: {} when the notebook passes
+    (with invert: when every graded test fails), else a dict naming the failing cells. The
+    tests hold the checklist to it."""
+    from nbgrader.validator import Validator
+    return Validator(config=course_config(course_root), invert=invert).validate(os.fspath(notebook))
+
+
 class Kernel:
     """One fresh kernel, the autograder's kind, warmed up before any student code, used once."""
 

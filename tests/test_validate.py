@@ -1,9 +1,23 @@
-"""nbgrader's Validator, configured as the Validate button and the autograder are: every
-source passes all its tests, and every untouched release fails every graded test."""
+"""Validate, two ways. nbgrader's own Validator, configured as the autograder is: every source
+passes all its tests, every untouched release fails every graded test. And the course's
+checklist (autograder/validate.py): one line per exercise in notebook order, the check's own
+one-line reason, "not answered yet" for a stub, no traceback and no test-cell source, and the
+same verdict as nbgrader's Validator on every visible check."""
+import json
+import subprocess
+import sys
+
 import pytest
 
-from autograder.validate import validate
-from coursekit import RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS
+from autograder.validate import CANNOT_SEE, Kernel, as_text, checklist, exercises, read_notebook, validate
+from coursekit import RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, build_submission, source_text, write_notebook
+from scenarios import unit01
+
+UNIT01 = ROOT / "source" / "01_tensors" / "01_tensors.ipynb"
+RELEASE01 = ROOT / "release" / "01_tensors" / "01_tensors.ipynb"
+EXERCISES = ["Q1 · Describe a tensor", "Q2 · Which property broke?", "Q3 · Fix a dtype bug",
+             "Q4 · How much memory?", "Q5 · Rounding, or a bug?", "Check yourself · q1",
+             "Check yourself · q2", "Check yourself · q3", "Check yourself · q4"]
 
 
 @pytest.mark.parametrize("path", SOURCE_NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -18,3 +32,111 @@ def test_untouched_release_fails_every_graded_test(path, covered):
     result = validate(path, invert=True)
     assert result == {}, f"{path.name}: some graded tests pass with no answers: {result}"
     covered(f"{path.relative_to(ROOT)}: every graded test fails when untouched")
+
+
+# ---- the checklist ----
+
+def student(tmp_path, name, answers):
+    """A student's notebook of unit 01: the release with `answers` (None: untouched)."""
+    nb = build_submission(read_notebook(UNIT01), read_notebook(RELEASE01), answers)
+    return write_notebook(nb, tmp_path / name / "01_tensors.ipynb")
+
+
+def stubs(*grade_ids):
+    """Answers that leave these answer cells as the release has them: not answered."""
+    release = {c["metadata"]["nbgrader"]["grade_id"]: source_text(c) for c in read_notebook(RELEASE01)["cells"]
+               if c["metadata"].get("nbgrader", {}).get("solution")}
+    return {gid: release[gid] for gid in grade_ids}
+
+
+def test_exercises_are_named_by_heading_in_notebook_order():
+    assert [name for name, _, _ in exercises(read_notebook(RELEASE01))] == EXERCISES
+
+
+def test_solved_untouched_and_half_done(tmp_path, covered):
+    half = dict(stubs("q4_tensor_bytes_answer", "quiz_q2_answer"), **next(
+        s.answers for s in unit01.SCENARIOS if s.student == "len_as_numel"))
+    seen = {}
+    for name, answers in [("solved", {}), ("untouched", None), ("half", half)]:
+        seen[name] = checklist(student(tmp_path, name, answers))
+        assert [line.exercise for line in seen[name]] == EXERCISES
+    assert {line.status for line in seen["solved"]} == {"passed"}
+    assert {line.status for line in seen["untouched"]} == {"unanswered"}
+    assert [line.text() for line in seen["half"]] == [
+        '✗ Q1 · Describe a tensor: failed: describe(torch.zeros(2, 3))["numel"]: wrong value. Expected 6, got 2.',
+        "✓ Q2 · Which property broke?: passed", "✓ Q3 · Fix a dtype bug: passed",
+        "· Q4 · How much memory?: not answered yet", "✓ Q5 · Rounding, or a bug?: passed",
+        "✓ Check yourself · q1: passed", "· Check yourself · q2: not answered yet",
+        "✓ Check yourself · q3: passed", "✓ Check yourself · q4: passed"]
+    text = as_text(seen["half"])
+    assert text.splitlines()[0] == "6 of 9 exercises pass their visible checks."
+    assert text.splitlines()[-1] == CANNOT_SEE
+    covered("checklist of unit 01 solved (9 passed), untouched (9 not answered yet), half-done "
+            "(a failure with its reason, two not answered, the rest passed)")
+
+
+def test_no_traceback_and_no_test_cell_source(tmp_path):
+    nb_path = student(tmp_path, "wrong", next(s.answers for s in unit01.SCENARIOS if s.student == "size_not_called"))
+    text = as_text(checklist(nb_path))
+    assert "Traceback" not in text and "File " not in text and "autograder/" not in text
+    tests = [c for c in read_notebook(nb_path)["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+    for cell in tests:
+        for line in source_text(cell).splitlines():
+            if len(line.strip()) > 25:  # a statement, not a bracket
+                assert line.strip() not in text, f"test-cell source shown: {line}"
+
+
+# Scenarios whose mistakes a visible check catches (plus the untouched release and two right ones).
+AGREE = ["solution", "untouched", "len_as_numel", "size_not_called", "warns", "quiz_wrong"]
+
+
+@pytest.mark.parametrize("name", AGREE)
+def test_checklist_agrees_with_nbgraders_validator(tmp_path, name, covered):
+    """Same cells failing as stock nbgrader's Validator finds, on the same configuration."""
+    scenario = next(s for s in unit01.SCENARIOS if s.student == name)
+    nb_path = student(tmp_path, name, scenario.answers)
+    lines = checklist(nb_path)
+    ours = {line.exercise for line in lines if line.status != "passed"}
+    stock = validate(nb_path).get("failed", [])
+    names = dict(zip([source_text(read_notebook(RELEASE01)["cells"][t]) for _, _, t in exercises(
+        read_notebook(RELEASE01))], EXERCISES))
+    theirs = {names[cell["source"]] for cell in stock}
+    assert ours == theirs
+    covered(f"{name}: the checklist and nbgrader's Validator fail the same {len(ours)} exercises")
+
+
+def test_command_line_exit_status_and_text(tmp_path, covered):
+    solved, untouched = student(tmp_path, "solved", {}), student(tmp_path, "untouched", None)
+    for path, code, first in [(solved, 0, "All 9 exercises pass their visible checks."),
+                              (untouched, 1, "0 of 9 exercises pass their visible checks.")]:
+        done = subprocess.run([sys.executable, "-m", "autograder.validate", str(path)], capture_output=True,
+                              text=True, timeout=300)
+        assert (done.returncode, done.stdout.splitlines()[0], done.stderr) == (code, first, "")
+    covered("python -m autograder.validate: exit 0 and the checklist on a solved notebook, exit 1 untouched, "
+            "nothing on stderr (no kernel warnings)")
+
+
+def test_kernel_runs_every_cell_after_an_error():
+    kernel = Kernel()
+    try:
+        replies = kernel.run(["x = 1", "raise ValueError('boom')", "x += 1", "assert x == 2"])
+    finally:
+        kernel.close()
+    assert [r["status"] for r in replies] == ["ok", "error", "ok", "ok"]
+    assert (replies[1]["ename"], replies[1]["evalue"]) == ("ValueError", "boom")
+
+
+def test_kernel_is_configured_as_the_autograders():
+    """The warm kernel runs nbgrader_config.py's exec line: stderr goes to stdout."""
+    kernel = Kernel()
+    try:
+        [reply] = kernel.run(["import sys; assert sys.stderr is sys.stdout, 'stderr not redirected'"])
+    finally:
+        kernel.close()
+    assert reply["status"] == "ok", reply
+
+
+def test_json_of_the_reply_is_plain_data(tmp_path):
+    lines = checklist(student(tmp_path, "s", {}))
+    assert json.loads(json.dumps([vars(line) for line in lines]))[0] == {
+        "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": ""}
