@@ -1,6 +1,9 @@
-"""What a student's JupyterLab does, against a real server started the way ./course lab
-starts it: the page loads the nbgrader and widgets extensions, and the Validate button's
-endpoint gives the verdict the autograder's visible tests give."""
+"""What a student's JupyterLab does, against real servers started the way ./course lab starts
+them (lab/student, lab/instructor): the page loads the nbgrader and widgets extensions; a
+student's has no formgrader or create-assignment and no news prompt, an instructor's has
+them; the Validate button's endpoint answers with the checklist, whose verdict is the
+autograder's on the visible checks; and an untouched release, executed top to bottom as
+Run All does, reaches every exercise and still shows each failure."""
 import json
 import re
 import urllib.request
@@ -16,17 +19,25 @@ from scenarios import unit01
 STUDENTS = ["solution", "alternative_a", "alternative_b", "warns", "untouched", "len_as_numel",
             "size_not_called"]
 SCENARIOS = {s.student: s for s in unit01.SCENARIOS if s.student in STUDENTS}
+INSTRUCTOR_ONLY = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"]
+NEWS = "@jupyterlab/apputils-extension:announcements"
 
 
-def request(url, data=None, timeout=120):
+def request(url, data=None, timeout=180):
     req = urllib.request.Request(url, data=data, headers={"Authorization": f"token {TOKEN}"})
     with urllib.request.urlopen(req, timeout=timeout) as response:
         return response.read().decode()
 
 
+def page_config(base) -> dict:
+    page = request(f"{base}/lab")
+    return json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                page, re.S).group(1))
+
+
 @pytest.fixture(scope="module")
 def lab(course):
-    """JupyterLab on loopback with a token, in a course folder holding student notebooks."""
+    """A student's JupyterLab on loopback with a token, in a course folder holding student notebooks."""
     source = read_notebook(ROOT / "source" / unit01.ASSIGNMENT / unit01.NOTEBOOK)
     release = read_notebook(course / "release" / unit01.ASSIGNMENT / unit01.NOTEBOOK)
     for scenario in SCENARIOS.values():
@@ -37,22 +48,47 @@ def lab(course):
 
 
 def test_lab_page_loads_the_nbgrader_and_widget_extensions(lab, covered):
-    page = request(f"{lab}/lab")
-    config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                                  page, re.S).group(1))
-    names = {ext["name"] for ext in config["federated_extensions"]}
+    names = {ext["name"] for ext in page_config(lab)["federated_extensions"]}
     assert "@jupyter/nbgrader" in names, f"nbgrader's lab extension is not served: {sorted(names)}"
     assert "@jupyter-widgets/jupyterlab-manager" in names, "the widgets extension is not served"
     covered(f"JupyterLab serves {len(names)} extensions, nbgrader and widgets among them")
 
 
+def test_students_lab_has_no_instructor_panels_and_no_news(lab, covered):
+    disabled = page_config(lab)["disabledExtensions"]
+    assert set(INSTRUCTOR_ONLY + [NEWS]) <= set(disabled), disabled
+    with pytest.raises(urllib.error.HTTPError) as refused:  # the formgrader's server side is off too
+        request(f"{lab}/formgrader")
+    assert refused.value.code == 404
+    covered(f"a student's lab: {', '.join(sorted(disabled))} switched off; /formgrader answers 404")
+
+
+def test_instructors_lab_has_its_panels(tmp_path, covered):
+    (tmp_path / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text())
+    with running_lab(tmp_path, role="instructor") as base:
+        disabled = page_config(base)["disabledExtensions"]
+        assert not set(INSTRUCTOR_ONLY) & set(disabled) and NEWS in disabled, disabled
+        assert "<title>nbgrader formgrade</title>" in request(f"{base}/formgrader")
+    covered("an instructor's lab (./course lab --instructor): formgrader and create-assignment on, no news prompt")
+
+
 @pytest.mark.parametrize("student", STUDENTS)
 def test_validate_button_gives_the_autograders_verdict(lab, student, covered):
-    reply = json.loads(request(f"{lab}/assignments/validate",
-                               data=f"path=students/{student}.ipynb".encode()))
+    reply = json.loads(request(f"{lab}/assignments/validate", data=f"path=students/{student}.ipynb".encode()))
     assert reply["success"], f"the Validate handler itself failed: {reply['value']}"
-    passed = reply["value"] == {}
+    value = reply["value"]
     full_marks = not SCENARIOS[student].loses
-    assert passed == full_marks, f"Validate on {student}: {reply['value']}"
-    covered(f"Validate on {student}: {'passes' if passed else 'fails'}; the autograder gives "
+    assert value["passed"] == full_marks, f"Validate on {student}: {value['checklist']}"
+    # What the dialog draws: one entry, no cell source, the checklist as HTML with no traceback.
+    [entry] = value["failed"]
+    assert entry["source"] == "" and 'class="course-checklist"' in entry["error"]
+    assert "Traceback" not in entry["error"] and "check_value(" not in entry["error"]
+    assert entry["error"].count("<li ") == len(value["checklist"]) == 9
+    covered(f"Validate on {student}: {'passes' if value['passed'] else 'fails'}; the autograder gives "
             f"{'full marks' if full_marks else 'less than full marks'}")
+
+
+def test_validate_button_refuses_a_path_outside_the_course(lab):
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        request(f"{lab}/assignments/validate", data=b"path=../../etc/passwd")
+    assert refused.value.code == 403
