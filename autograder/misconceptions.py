@@ -85,6 +85,11 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "static-graph", "believing the graph is static",
         "autograd records a new graph on every forward pass; a loss computed once, before the "
         "loop, keeps describing the parameters as they were then."),
+    Misconception(
+        "recording-by-value", "recording decided by values rather than by requires_grad",
+        "autograd records an operation exactly when one of its inputs requires grad and recording "
+        "is on: the numbers never matter, so a product with zero is recorded, while a detached "
+        "tensor, or a result made under no_grad, records nothing."),
     # Unit 05: no_grad and detach.
     Misconception(
         "missing-no-grad", "missing no_grad",

@@ -124,4 +124,10 @@ def descend(f, w0, lr, steps):
 ''',
     }, loses={"q3_descend_tests"}, says=["Pitfall: believing the graph is static"]),
     Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "a"\n'}, loses={"quiz_q1_tests"}),
+    Scenario("recording_by_value", answers={"q5_records_answer": (
+        'records = {"p1": False, "p2": True, "p3": False, "p4": False, "p5": True, "p6": False, "p7": True}\n')},
+        loses={"q5_records_tests"}, says=["Pitfall: recording decided by values rather than by requires_grad"]),
+    Scenario("records_no_grad_confused", answers={"q5_records_answer": (
+        'records = {"p1": False, "p2": True, "p3": True, "p4": False, "p5": True, "p6": True, "p7": True}\n')},
+        loses={"q5_records_tests"}, says=["a * b under no_grad"]),
 ]
