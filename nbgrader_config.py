@@ -41,6 +41,9 @@ c.Execute.timeout = 120
 # print stderr, PyTorch warnings included, on stdout. Only a raised exception fails a cell.
 c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import autograder.grading_kernel"]
 
+# Run All on a release goes past an unanswered exercise to the next (classgrader/run_all.py).
+c.GenerateAssignment.preprocessors.append("classgrader.run_all.LetRunAllContinue")
+
 # Feedback shows what failed and why, never the hidden tests' code.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
