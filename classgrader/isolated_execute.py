@@ -11,12 +11,16 @@
   finds the grader's tools replaced, or never reports (the hook was removed), the culprit
   cell is dropped and the notebook is flagged for review with the reason.
 - A test cell that passed in the kernel only counts if the records its checks wrote hold up
-  when re-checked here, outside the kernel (verify.py). Otherwise it fails and is flagged.
+  when re-checked here, outside the kernel, against the same cell's records from the grader's
+  own run of the source notebook (solutions, hidden tests) in a kernel no student code ever ran
+  in: the same checks, the same expected values, and the student's values must pass against
+  the grader's expected ones (verify.py). Otherwise it fails and is flagged.
 
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
 import copy
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -91,6 +95,7 @@ def copy_regular_files(source: str, target: str) -> None:
 
 
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
+_references = {}  # (source notebook path, its bytes' hash) -> {grade id: records}, per process
 
 
 class IsolatedExecute(Execute):
@@ -98,8 +103,12 @@ class IsolatedExecute(Execute):
                                   "explicit, insecure choice for machines that cannot sandbox.").tag(config=True)
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
+    making_reference = Bool(False, help="This run is the grader's own, of the source notebook")
+
     def preprocess(self, nb, resources, km=None):
+        reference = None if self.making_reference else self._reference(resources)
         NotebookClient.__init__(self, nb, km)
+        self.reference, self.observed = reference, {}
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -108,11 +117,6 @@ class IsolatedExecute(Execute):
         self.disk_full, self.jail, self.trace_fd, self.area_fd = False, None, None, None
         try:
             copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
-            # The kernel's check records: in its work area (bounded), read back through a folder
-            # descriptor taken now, each file opened without following links (verify.read_records).
-            self.trace_dir = os.path.join(self.cwd, ".grading-trace")
-            os.mkdir(self.trace_dir, 0o755)
-            self.trace_fd = os.open(self.trace_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
             self.area_fd = os.open(self.cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
             self.jail = jail_spec(self.cwd, self.limits, user) if user else None
             run_sync(self._run_notebook)()
@@ -124,6 +128,31 @@ class IsolatedExecute(Execute):
             self._remove_workarea()
         resources["course_flags"] = self.flags
         return self.nb, self.resources
+
+    def _reference(self, resources) -> dict | None:
+        """{grade id: records} of the source notebook run by the grader itself, once per worker
+        and notebook; None outside nbgrader, or when the source is not there."""
+        info = resources.get("nbgrader", {})
+        if not info.get("assignment") or not info.get("notebook"):
+            return None
+        course = CourseDirectory(config=self.config)
+        path = os.path.join(course.format_path(course.source_directory, ".", info["assignment"]),
+                            f"{info['notebook']}.ipynb")
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+        key = (path, hash(data))
+        if key not in _references:
+            import nbformat
+            own = IsolatedExecute(config=self.config, making_reference=True)
+            own.log = self.log
+            own.preprocess(nbformat.reads(data.decode("utf-8"), as_version=4),
+                           {"metadata": {"path": os.path.dirname(path)}})
+            if own.flags:
+                self.log.warning("The grader's own run of %s was flagged: %s", path, own.flags)
+            _references[key] = own.observed
+        return _references[key]
 
     # -- the sandbox ------------------------------------------------------------------------
     def _workarea(self) -> tuple[str, str | None]:
@@ -167,14 +196,28 @@ class IsolatedExecute(Execute):
         self.km = WarmKernelManager(config=self.config, jail=self.jail, trace_dir=self.trace_dir)
         return self.km
 
+    def _new_trace_dir(self) -> None:
+        """A fresh folder for this kernel's check records, in its work area, under a name no
+        earlier kernel could guess and plant a link at, with a size-limited tmpfs of its own (so
+        a full work area cannot silence the audit); read back through the folder descriptor
+        taken here, each file opened without following links (verify.read_records). Made while
+        no kernel runs: nothing can swap the folder in between."""
+        name = f".grading-trace-{secrets.token_hex(8)}"
+        os.mkdir(name, 0o755, dir_fd=self.area_fd)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=self.area_fd)
+        if self.jail:
+            sandbox.mount_records_area(fd, sandbox.Limits(**self.limits), self.jail["user"])
+            os.close(fd)
+            fd = os.open(name, flags, dir_fd=self.area_fd)  # the new tmpfs's root
+        if self.trace_fd is not None:
+            if self.jail:
+                sandbox.unmount(self.trace_fd)  # the last kernel's records area: read, done
+            os.close(self.trace_fd)
+        self.trace_fd, self.trace_dir = fd, os.path.join(self.cwd, name)
+
     async def _start(self):
-        # A fresh kernel is PID 1 of its namespace as the last one was, so its record files
-        # would take the same names: the dead kernel's go first (unlink follows no link).
-        for name in os.listdir(self.trace_fd):
-            try:
-                os.unlink(name, dir_fd=self.trace_fd)
-            except IsADirectoryError:
-                shutil.rmtree(name, dir_fd=self.trace_fd, ignore_errors=True)
+        self._new_trace_dir()
         self.create_kernel_manager()
         await self.async_start_new_kernel(cwd=self.cwd)
         await self.async_start_new_kernel_client()
@@ -273,7 +316,13 @@ class IsolatedExecute(Execute):
     def _judge(self, cell, grade_id, entries):
         if any(o.output_type == "error" for o in cell.outputs):
             return  # failed in the kernel: nbgrader scores it 0 as usual
-        problems = verify.judge(entries)
+        if self.making_reference:
+            self.observed[grade_id] = entries
+            return
+        own = self.reference.get(grade_id) if self.reference is not None else None
+        if self.reference is not None and own is None:
+            self.log.warning("No reference records for %s: judged on the kernel's records alone", grade_id)
+        problems = verify.judge(entries, own)
         if problems:
             self.flags.append((grade_id, "tampering: a passing test did not hold up outside the kernel: "
                                + "; ".join(problems)))

@@ -98,7 +98,8 @@ def _become_kernel(request: dict) -> None:
     os.chdir(request["cwd"])
     die_with_parent(signal.SIGKILL)  # after the sandbox: changing user clears this setting
     # The kernel reads its connection file after confinement, as the sandbox user: give it a copy.
-    private = os.path.join(request["cwd"], f".kernel-{os.getpid()}.json")
+    # In the jail's private /tmp: the work area may be full, or hold a link by that name.
+    private = os.path.join("/tmp" if request.get("jail") else request["cwd"], f".kernel-{os.getpid()}.json")
     with open(private, "w") as handle:
         json.dump(connection, handle)
     from ipykernel.kernelapp import IPKernelApp

@@ -105,6 +105,22 @@ def make_workarea(limits: Limits, user: str) -> str:
     return path
 
 
+def mount_records_area(folder_fd: int, limits: Limits, user: str) -> None:
+    """A tmpfs of its own over the folder a kernel writes its check records in (opened as
+    folder_fd, by root, while no kernel runs): a student filling the work area cannot stop
+    the records, and records cannot fill the work area."""
+    uid, gid = _account(user)
+    with _step("mount the records area"):
+        _mount("tmpfs", f"/proc/self/fd/{folder_fd}", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               f"size={limits.file_bytes},nr_inodes=10000,mode=0700,uid={uid},gid={gid}")
+
+
+def unmount(fd: int) -> None:
+    """Detach the mount whose root fd was opened on (nothing if it is not a mount)."""
+    if _libc is not None:
+        _libc.umount2(os.fsencode(f"/proc/self/fd/{fd}"), MNT_DETACH)
+
+
 def remove_workarea(path: str) -> None:
     """Unmount a work area (everything in it goes) and remove its mount point."""
     if _libc is not None and _libc.umount2(os.fsencode(path), MNT_DETACH) != 0:
@@ -197,7 +213,7 @@ def enter(jail: Jail) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
     with _step("make the file systems read-only"):
-        keep_writable = {workdir, "/tmp", "/dev/shm"}
+        keep_writable = {workdir, "/tmp", "/dev/shm"}  # and what the grader mounted in workdir
         for point, options in _reachable_mounts(keep_writable):
             flags = sum(MOUNT_FLAGS.get(option, 0) for option in options)
             if not flags & (MS_NOATIME | MS_RELATIME):
@@ -332,7 +348,8 @@ def _reachable_mounts(keep_writable: set[str]):
     for row in rows:
         point = re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), row[4])
         fstype = row[row.index("-") + 1]
-        if fstype.startswith(PSEUDO_FILESYSTEMS) or point in keep_writable:
+        if fstype.startswith(PSEUDO_FILESYSTEMS) or point in keep_writable or any(
+                point.startswith(f"{kept}/") for kept in keep_writable):
             continue
         if _visible_mount_id(point) == int(row[0]):
             yield point, row[5].split(",")

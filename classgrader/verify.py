@@ -120,9 +120,48 @@ def problem(entry: dict) -> str | None:
     return None
 
 
-def judge(entries: list[dict]) -> list[str]:
-    """Every reason not to believe a test cell that passed in the kernel (empty: believe it)."""
+def same_data(a, b) -> bool:
+    """Are two portable() records of a value the same data (tensors compared exactly)?"""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+                and a.shape == b.shape and bool(((a == b) | (a.isnan() & b.isnan()) if a.is_floating_point()
+                                                 else (a == b)).all()))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_data(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(same_data, a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # NaN
+    return type(a) is type(b) and a == b
+
+
+def against_reference(checked: list[dict], reference: list[dict]) -> list[str]:
+    """The student's records of a test cell against the grader's own run of the solution (a
+    kernel no student code ran in): the same checks, in order, with the same expected values,
+    or the test did not run as written. The expected values the grader re-checks against are
+    its own, never the kernel's."""
+    ran = [(e["kind"], e["name"]) for e in checked]
+    wanted = [(e["kind"], e["name"]) for e in reference]
+    if ran != wanted:
+        missing = [name for kind, name in wanted if (kind, name) not in ran]
+        return [f"its checks differ from the grader's own run ({len(ran)} recorded, {len(wanted)} expected"
+                + (f"; missing: {', '.join(missing[:3])}" if missing else "") + ")"]
+    problems = []
+    for entry, own in zip(checked, reference):
+        if not same_data(entry["expected"], own["expected"]) or not same_data(entry["options"], own["options"]):
+            problems.append(f"{entry['name']}: the expected value differs from the grader's own run")
+            entry = {**entry, "expected": own["expected"], "options": own["options"]}
+        problems += [p for p in [problem(entry)] if p]
+    return problems
+
+
+def judge(entries: list[dict], reference: list[dict] | None = None) -> list[str]:
+    """Every reason not to believe a test cell that passed in the kernel (empty: believe it).
+    With `reference` (the same cell's records from the grader's run of the solution), the
+    records must match it too."""
     checked = [e for e in entries if e["kind"] != "audit"]
     if not checked:
         return ["its checks recorded nothing: the test did not run as written"]
+    if reference is not None:
+        return against_reference(checked, [e for e in reference if e["kind"] != "audit"])
     return [p for p in map(problem, checked) if p]

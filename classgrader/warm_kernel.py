@@ -72,9 +72,10 @@ class WarmKernelManager(AsyncKernelManager):
     trace_dir = Unicode("", help="where the kernel's checks write their records (COURSE_TRACE_DIR)")
 
     async def _async_pre_start_kernel(self, **kw):
-        # Sockets live in the kernel's working folder, writable inside the jail.
+        # Sockets live in the kernel's records folder when it has one (its own tmpfs, which a
+        # student filling the work area cannot fill), else in its working folder.
         self.transport = "ipc"
-        self.ip = os.path.join(self._short_path(kw.get("cwd") or os.getcwd()), ".k")
+        self.ip = os.path.join(self._short_path(self.trace_dir or kw.get("cwd") or os.getcwd()), ".k")
         env = dict(kw.get("env") or os.environ)
         env.pop(ZYGOTE_ENV, None)  # nothing in the kernel needs to know where the zygote is
         if self.trace_dir:

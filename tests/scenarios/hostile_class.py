@@ -6,6 +6,7 @@ Everything outside a scenario's breakage is the reference solution: each breakag
 exactly the test cells in `loses`, and a student is flagged for review only when `flag` says so.
 """
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -359,6 +360,100 @@ except OSError as error:
 """
 
 
+# --- Routes of a student who has read the grader (issue 14) ---------------------------------
+
+def _build_links(dest, course):
+    """The solution, with a link to the course's source notebook (solutions and hidden tests),
+    a link to a folder outside, a FIFO that would block a reader, and an honest data file."""
+    dest = Path(dest)
+    (dest / f"{TENSORS}.ipynb").write_text(_solution_json(course, TENSORS), encoding="utf-8")
+    (dest / "data.csv").write_text("height,width\n2,2\n")
+    (dest / "notes.txt").symlink_to(Path(course).resolve() / "source" / TENSORS / f"{TENSORS}.ipynb")
+    (dest / "course").symlink_to(Path(course).resolve())
+    os.mkfifo(dest / "pipe")
+
+
+HIDE_TRACEBACKS = """
+get_ipython().showtraceback = lambda *a, **k: None  # a failing test then shows no error
+"""
+
+# Same object, new behaviour: what an identity check cannot see.
+SWAP_CHECK_CODE = """
+import autograder.checks
+autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, abs_tol=0: None).__code__
+"""
+
+CLEAR_ERRORS = """
+def _forget_error(result):
+    result.error_in_exec = None
+get_ipython().events.register("post_run_cell", _forget_error)
+get_ipython().showtraceback = lambda *a, **k: None
+"""
+
+# Rewrites the audit's own notes of the originals after patching, so the audit finds nothing.
+_BLIND_AUDIT = """
+import classgrader.integrity as _audit
+_audit.ORIGINALS.update({**_audit._named(), **_audit._library()})
+"""
+
+SILENT_FORGER = """
+import autograder, autograder.checks
+autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, abs_tol=0: None).__code__
+""" + _BLIND_AUDIT
+
+# Records its wrong answer as the expected one: the kernel's own records then agree with themselves.
+EXPECTED_FORGER = """
+import autograder.checks
+from autograder.trace import record as _record
+def _agree(got, expected, *, name="your answer", reveal=False, rel_tol=1e-9, abs_tol=0.0):
+    _record("value", name, got, got, rel_tol=rel_tol, abs_tol=abs_tol)
+autograder.checks.check_value.__code__ = _agree.__code__
+autograder.checks.check_value.__globals__["_record"] = _record
+""" + _BLIND_AUDIT
+
+PLANT_LINKS = """
+import os
+# The work area is the kernel's own: links left there for root to write through go nowhere.
+for name, target in [("01_tensors.ipynb", "/etc/passwd"), (".kernel-1.json", "/root/.bashrc")]:
+    try:
+        os.symlink(target, name)
+    except OSError as error:
+        print("no link:", error)
+os.rename(".grading-trace", ".trace-moved")
+os.symlink("/etc", ".grading-trace")
+"""
+
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            time.sleep(0.2)
+    os._exit(0)
+"""
+
+FILL_DISK = """
+written = 0
+try:
+    for n in range(1000):
+        with open(f"filler-{n}.bin", "wb") as handle:
+            handle.write(b"x" * 2**20)
+        written += 1
+except OSError as error:
+    print("stopped after", written, "MiB:", error)
+"""
+
+SNOOP = """
+import os
+for place in ["/root", "/home", "/etc", "/var", "/work", "/tmp", "/proc"]:
+    try:
+        print(place, sorted(os.listdir(place))[:20])
+    except OSError as error:
+        print(place, error)
+"""
+
+
 def _tests(*names) -> set:
     """Grade ids of 01_tensors test cells by their short names: _tests("q1", "q5")."""
     full = {"q1": "q1_describe_tests", "q2": "q2_classify_error_tests", "q3": "q3_channel_means_tests",
@@ -450,6 +545,34 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q2_classify_error_answer": FORK_BOMB}),
     _student("c38_huge_file", "correct, and writes a 200 MB file past the file-size limit",
              extra_cells={"q3_channel_means_answer": HUGE_FILE}),
+    # issue 14: a student who has read the grader
+    _student("c39_links_and_fifo", "the solution, links to the source notebook and the course, a FIFO",
+             build=_build_links, flag="refused file"),
+    _student("c40_hide_tracebacks", "replaces the shell's showtraceback, q3 wrong",
+             answers=_wrong("q3_channel_means_answer"), extra_cells={"q2_classify_error_answer": HIDE_TRACEBACKS},
+             loses=_tests("q3"), flag="tampering"),
+    _student("c41_swap_check_code", "swaps check_value's __code__ (same object), q4 and q5 wrong",
+             answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
+             extra_cells={"q3_channel_means_answer": SWAP_CHECK_CODE}, loses=_tests("q4", "q5"), flag="tampering"),
+    _student("c42_clear_errors", "a post_run_cell callback clears errors, q2 wrong",
+             answers=_wrong("q2_classify_error_answer"), extra_cells={"q1_describe_answer": CLEAR_ERRORS},
+             loses=_tests("q2"), flag="tampering"),
+    _student("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
+             answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
+             extra_cells={"q3_channel_means_answer": SILENT_FORGER}, loses=_tests("q4", "q5"),
+             flag="differ from the grader's own run"),
+    _student("c44_expected_forger", "records its wrong answers as expected, audit blinded, q4 and q5 wrong",
+             answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
+             extra_cells={"q3_channel_means_answer": EXPECTED_FORGER}, loses=_tests("q4", "q5"),
+             flag="differs from the grader's own run"),
+    _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
+             extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
+    _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",
+             extra_cells={"q1_describe_answer": DAEMON}),
+    _student("c47_fill_disk", "correct, and writes 1 MiB files until the disk is full",
+             extra_cells={"q4_tensor_bytes_answer": FILL_DISK}, flag="disk quota"),
+    _student("c48_snoop", "correct, and lists /root, /home, /etc, /var, /work and /proc",
+             extra_cells={"q2_classify_error_answer": SNOOP}),
     # 04_autograd
     _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
     _student("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
