@@ -93,7 +93,8 @@ def _library():
     function or method they define, by what it does."""
     seen = {}
     modules = {name: module for name, module in sys.modules.items()
-               if name == "autograder" or name.startswith("autograder.") or name == __name__}
+               if (name == "autograder" or name.startswith("autograder.") or name == __name__)
+               and isinstance(module, types.ModuleType)}  # anything else is named by MODULES
     for name, module in sorted(modules.items()):
         for attr, value in list(vars(module).items()):
             if not isinstance(value, BEHAVIOUR) or attr.startswith("__"):
@@ -111,10 +112,6 @@ def _named():
             for owner, (obj, names) in WATCHED.items() for name in names}
 
 
-ORIGINALS = {**_named(), **_library()}
-MODULES = {name: sys.modules[name] for name in
-           ("torch", "autograder", "autograder.checks", "autograder.quiz", "autograder.misconceptions",
-            "autograder.trace", "builtins", __name__)}
 _baseline = {}
 
 
@@ -189,3 +186,10 @@ def after_cell(result=None) -> None:
     an audit and its checks' records on disk, with no extra round trip from the grader. A cell
     after which no audit appears has had the hook removed, and counts as tampering."""
     audit()
+
+
+# Noted last, so that this module's own functions are among what is watched.
+ORIGINALS = {**_named(), **_library()}
+MODULES = {name: sys.modules[name] for name in
+           ("torch", "autograder", "autograder.checks", "autograder.quiz", "autograder.misconceptions",
+            "autograder.trace", "builtins", __name__)}

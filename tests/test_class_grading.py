@@ -119,6 +119,37 @@ def test_submitted_and_course_files_are_untouched(graded):
     assert digests(course / "release") | digests(course / "source") == graded["protected"]
 
 
+def kernel_processes() -> list[str]:
+    """Processes running as a kernel's private uid (sandbox.private_user: 200000 and up)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        uid = int(text.split("\nUid:")[1].split()[0])
+        if 200_000 <= uid < 1_200_000 and "State:\tZ" not in text:
+            found.append(f"{status.parent.name} (uid {uid})")
+    return found
+
+
+def test_no_process_outlives_its_kernel(graded, covered):
+    """c46 left a double-forked setsid process behind: it ended with its kernel's namespace."""
+    assert kernel_processes() == []
+    covered("after the class run no process of any kernel is left (the daemon student's included)")
+
+
+def test_disk_use_stays_bounded(graded, covered):
+    """c47 wrote until its 256 MiB work area was full, c38 a 200 MB file: none of it reaches runtime/."""
+    course = graded["course"]
+    sizes = {folder: sum(p.stat().st_size for p in (course / "runtime" / folder).rglob("*") if p.is_file())
+             for folder in ("autograded", "grading")}
+    assert sizes["autograded"] < 64 * 2**20 and sizes["grading"] < 64 * 2**20, sizes
+    assert not list(Path("/run/course-kernels").glob("*")) if Path("/run/course-kernels").exists() else True
+    covered(f"runtime/autograded holds {sizes['autograded'] / 2**20:.1f} MiB for {len(STUDENTS)} students; "
+            "no work area is left mounted")
+
+
 def test_a_killed_run_resumes(graded, covered):
     assert graded["killed_after"] >= 1, "the first run was not killed midway"
     assert "already graded" in graded["outputs"][ASSIGNMENTS[0]]

@@ -19,12 +19,17 @@ REQUIRED_KINDS = [("01_tensors", kind) for kind in (
     "duplicate_cell", "cell_type_changed", "renamed_notebook", "missing_notebook",
     "extra_files", "invalid_json", "patch_checks", "patch_torch", "always_equal",
     "input_transformer", "custom_exception_handler", "hardcoded", "reads_hidden_tests",
-    "network", "overwrite_files", "fork_bomb", "huge_file")] + [
+    "network", "overwrite_files", "fork_bomb", "huge_file",
+    # issue 14: a student who has read the grader
+    "links_and_fifo", "hide_tracebacks", "swap_check_code", "clear_errors", "silent_forger",
+    "expected_forger", "plant_links", "daemon", "fill_disk", "snoop")] + [
     ("04_autograd", "correct"), ("04_autograd", "kernel_death"), ("04_autograd", "patch_torch"),
     ("06_modules", "correct"), ("06_modules", "alternative"), ("06_modules", "infinite_loop"),
 ]
 FLAG_WORDINGS = ("invalid notebook", "missing notebook", "renamed notebook", "test cell edited",
-                 "test cell deleted", "duplicate grade id", "cell type changed", "tampering")
+                 "test cell deleted", "duplicate grade id", "cell type changed", "tampering",
+                 "refused file", "disk quota", "differ from the grader's own run",
+                 "differs from the grader's own run")
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +124,10 @@ def test_file_level_scenarios(built):
     assert names("renamed_notebook") == ["my_work.ipynb"]
     assert names("missing_notebook") == ["README.txt"]
     assert "01_tensors.ipynb" in names("extra_files") and len(names("extra_files")) > 3
+    linked = next(s for s in STUDENTS if s.student.endswith("links_and_fifo"))
+    folder = _submitted(built, linked)
+    assert (folder / "notes.txt").is_symlink() and (folder / "course").is_symlink()
+    assert (folder / "pipe").is_fifo() and (folder / "data.csv").is_file()
 
 
 def test_expected_scores(built):

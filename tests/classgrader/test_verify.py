@@ -72,3 +72,36 @@ def test_tensor_records_go_through_torch_save_and_json_cannot_carry_them(tmp_pat
         assert "tensor evidence in a file written without tensors" in str(error)
     else:
         raise AssertionError("a JSON record standing for a tensor was accepted")
+
+
+def test_records_matching_the_graders_own_run_hold_up():
+    t = torch.arange(4.0)
+    own = [entry("tensor", "x", t, t.clone(), rtol=None, atol=None, check_values=True),
+           entry("value", "n", 4, 4, rel_tol=1e-9, abs_tol=0.0)]
+    student = [entry("tensor", "x", t.clone(), t.clone(), rtol=None, atol=None, check_values=True),
+               entry("value", "n", 4, 4, rel_tol=1e-9, abs_tol=0.0), entry("audit", "integrity", [])]
+    assert verify.judge(student, own) == []
+
+
+def test_skipped_checks_and_forged_expected_values_are_caught(covered):
+    own = [entry("value", f"tensor_bytes({n})", 4 * n, 4 * n, rel_tol=1e-9, abs_tol=0.0) for n in (1, 2, 3)]
+    # A kernel that made check_value a no-op after the first check: alone, its records pass.
+    silent = own[:1]
+    assert verify.judge(silent) == []  # the route, without the grader's own run
+    [problem] = verify.judge(silent, own)
+    assert "differ from the grader's own run (1 recorded, 3 expected" in problem
+    # A kernel whose check recorded its wrong answers as the expected ones.
+    forged = [entry("value", e["name"], 8 * n, 8 * n, rel_tol=1e-9, abs_tol=0.0) for e, n in zip(own, (1, 2, 3))]
+    assert verify.judge(forged) == []  # the route, without the grader's own run
+    problems = verify.judge(forged, own)
+    assert any("the expected value differs from the grader's own run" in p for p in problems)
+    assert any("wrong value" in p for p in problems), problems  # re-checked against the grader's value
+    covered("skipped checks and self-consistent forged records pass on the kernel's records alone, "
+            "and fail against the grader's own run of the solution")
+
+
+def test_same_data_compares_tensors_exactly():
+    a = torch.tensor([1.0, float("nan")])
+    assert verify.same_data({"tensor": a}, {"tensor": a.clone()})
+    assert not verify.same_data({"tensor": a}, {"tensor": a.double()})
+    assert not verify.same_data({"plain": 1}, {"plain": True})
