@@ -57,9 +57,20 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     assignments generated (which also records them in that course's gradebook)."""
     shutil.copy(ROOT / "nbgrader_config.py", root)
     shutil.copytree(ROOT / "source", root / "source")
-    for assignment in assignments:
-        nbgrader(root, "generate_assignment", assignment, "--force")
+    generate(root, *assignments)
     return root
+
+
+def generate(course_root, *assignments, timeout=900) -> subprocess.CompletedProcess:
+    """`./course generate` in `course_root`: nbgrader's generate_assignment for every assignment
+    in one process (classgrader/generate.py; tests/classgrader/test_generate.py holds it equal
+    to the stock command)."""
+    done = subprocess.run([sys.executable, "-m", "classgrader.generate", *assignments], cwd=course_root,
+                          env=tool_env(), capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise AssertionError(f"generate {' '.join(assignments)} exited {done.returncode}:\n"
+                             f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
 
 
 def solution_code(source_cell) -> str:
