@@ -10,8 +10,15 @@ _covered: list[str] = []
 def covered(request):
     """covered("...") records a line for the "what the tests covered" report."""
     def note(text: str) -> None:
-        _covered.append(f"{request.node.name}: {text}")
+        # Kept on the test's report, not in a list here: under pytest-xdist the tests run in
+        # worker processes, and only reports travel back to the process that prints the summary.
+        request.node.user_properties.append(("covered", f"{request.node.name}: {text}"))
     return note
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        _covered.extend(text for key, text in report.user_properties if key == "covered")
 
 
 def pytest_terminal_summary(terminalreporter):
