@@ -49,11 +49,18 @@ class WarmKernels:
     def refill(self) -> None:
         self._next = Starting(self.course_root)
 
-    def take(self) -> Kernel:
+    def wait_ready(self) -> None:
+        self._next.join()
+
+    def take(self, refill: bool = True) -> Kernel:
         with self._lock:
             starting, self._next = self._next, None
-            self.refill()
+            if refill:
+                self.refill()
         return starting.result()  # waits if it is still starting; a cold start if it failed
+
+    def close(self) -> None:
+        self.take(refill=False).close()
 
 
 class Starting(threading.Thread):
@@ -105,6 +112,10 @@ def _load_jupyter_server_extension(serverapp):
     webapp.add_handlers(".*$", [(url_path_join(base, r"/assignments/validate"), ChecklistValidateHandler),
                                 (url_path_join(base, r"/nbgrader_version"), NbGraderVersionHandler)])
     serverapp.log.info("course: Validate shows a checklist, from a warm kernel")
+
+
+def _unload_jupyter_server_extension(serverapp):
+    serverapp.web_app.settings["course_warm_kernels"].close()
 
 
 def _jupyter_server_extension_points():

@@ -109,10 +109,10 @@ def test_command_line_exit_status_and_text(tmp_path, covered):
     solved, untouched = student(tmp_path, "solved", {}), student(tmp_path, "untouched", None)
     for path, code, first in [(solved, 0, "All 9 exercises pass their visible checks."),
                               (untouched, 1, "0 of 9 exercises pass their visible checks.")]:
-        done = subprocess.run([sys.executable, "-m", "autograder.validate", str(path)], capture_output=True,
+        done = subprocess.run([sys.executable, "-P", str(ROOT / "autograder" / "validate.py"), str(path)], capture_output=True,
                               text=True, timeout=300)
         assert (done.returncode, done.stdout.splitlines()[0], done.stderr) == (code, first, "")
-    covered("python -m autograder.validate: exit 0 and the checklist on a solved notebook, exit 1 untouched, "
+    covered("./course validate (python -P autograder/validate.py): exit 0 and the checklist on a solved notebook, exit 1 untouched, "
             "nothing on stderr (no kernel warnings)")
 
 
