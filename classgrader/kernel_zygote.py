@@ -141,6 +141,18 @@ def _fork_kernel(request: dict, stdio: list[int]) -> int:
         os._exit(code)
 
 
+def prepare() -> None:
+    """Everything the zygote loads and runs before it forks. It must never initialise CUDA: a
+    process that has cannot fork children that use it, and every kernel is a fork. So device
+    detection asks NVML instead of the CUDA runtime (PyTorch's fork-safe check), and the warm-up
+    puts nothing on an accelerator; each kernel initialises CUDA itself, on first use."""
+    os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # else debugpy warns about frozen modules
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # read at each is_available()
+    for name in PRELOAD:
+        __import__(name)
+    warm_up()
+
+
 def warm_up() -> None:
     """Run once what nearly every graded notebook runs, so that PyTorch's lazy set-up (operator
     dispatch, autograd, the meta device, serialization) and IPython's first traceback (which
@@ -152,8 +164,9 @@ def warm_up() -> None:
     import torch
     from IPython.core.ultratb import AutoFormattedTB
 
-    from autograder import GradingError, check_tensor, check_value, strict_devices
+    from autograder import GradingError, check_tensor, check_value, grading_device, strict_devices
     torch.set_num_threads(1)
+    grading_device()  # every notebook's start_grading() asks; fork-safe once prepare() set NVML
     x = torch.randn(4, 3, requires_grad=True)
     layer = torch.nn.Linear(3, 2)
     loss = torch.nn.functional.mse_loss(layer(x), torch.zeros(4, 2))
@@ -179,10 +192,7 @@ def serve(socket_path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(64)
-    os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # else debugpy warns about frozen modules
-    for name in PRELOAD:
-        __import__(name)
-    warm_up()
+    prepare()
     # Kernels share the zygote's memory until they write to it. A garbage collection touches
     # every object it tracks, copying each page it is on: frozen objects are never scanned.
     gc.collect()

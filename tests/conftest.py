@@ -16,6 +16,19 @@ def covered(request):
     return note
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped where torch sees none")
+
+
+def pytest_collection_modifyitems(config, items):
+    needing = [item for item in items if item.get_closest_marker("cuda")]
+    if needing:
+        import torch  # only when a test asks: importing torch costs seconds per worker
+        if not torch.cuda.is_available():
+            for item in needing:
+                item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
+
+
 def pytest_runtest_logreport(report):
     if report.when == "call":
         _covered.extend(text for key, text in report.user_properties if key == "covered")
