@@ -49,7 +49,18 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "classgrader.feedback.HideHiddenTests",
+    "classgrader.feedback.NameQuestions",
 ]
+# ...and names each question in its contents and headings (classgrader/templates/course_feedback).
+# Found without importing classgrader, which a student's bundle does not have.
+import importlib.util  # noqa: E402
+_grader = importlib.util.find_spec("classgrader")
+if _grader is not None:
+    import nbgrader  # noqa: E402 (nbgrader is what reads this file)
+    c.HTMLExporter.template_name = "course_feedback"
+    c.HTMLExporter.extra_template_basedirs = [
+        os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+        os.path.join(list(_grader.submodule_search_locations)[0], "templates")]
 
 # Autograding runs every notebook through the course's own execute step (warm, sandboxed,
 # per-cell recovery, verdicts re-checked outside the kernel, see classgrader/isolated_execute.py)

@@ -1,6 +1,11 @@
-"""What a student's feedback may show: nbgrader restores hidden tests at autograde and
-would print them, and IPython tracebacks quote the lines around a failure. This
-preprocessor (configured in nbgrader_config.py for generate_feedback) removes both."""
+"""What a student's feedback may show, and how it reads (both configured in nbgrader_config.py
+for generate_feedback).
+
+HideHiddenTests: nbgrader restores hidden tests at autograde and would print them, and
+IPython tracebacks quote the lines around a failure; it removes both. NameQuestions: names
+each answer and test cell by its exercise, as Validate does (the template in
+templates/course_feedback shows the names in the contents and the headings), says "not
+answered" where the stub still raised, and drops comments that say nothing."""
 import re
 
 from nbconvert.preprocessors import Preprocessor
@@ -34,3 +39,36 @@ class HideHiddenTests(Preprocessor):
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]
         return cell, resources
+
+
+NOT_ANSWERED = "Not answered: the answer still raises NotImplementedError."
+EMPTY_COMMENTS = {"", "No response."}  # nbgrader's automatic comment on an unchanged answer
+
+
+def _raised_not_implemented(cell) -> bool:
+    return any(o.output_type == "error" and o.ename == "NotImplementedError" for o in cell.get("outputs", []))
+
+
+class NameQuestions(Preprocessor):
+    """After GetGrades: metadata.nbgrader.exercise on answer and test cells, "not answered"
+    for an exercise whose stub raised, and no empty comment."""
+
+    enabled = Bool(True)
+
+    def preprocess(self, nb, resources):
+        # Imported here: the package imports torch, which only this step of feedback needs.
+        from autograder.validate import exercises
+        for name, answers, test in exercises(nb):
+            unanswered = any(_raised_not_implemented(nb.cells[i]) for i in answers + [test])
+            for i in answers + [test]:
+                cell = nb.cells[i]
+                cell.metadata.nbgrader["exercise"] = name
+                if unanswered and cell.cell_type == "code":
+                    for output in cell.get("outputs", []):
+                        if output.output_type == "error":
+                            output.ename, output.evalue, output.traceback = "", NOT_ANSWERED, [NOT_ANSWERED]
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if (meta.get("comment") or "").strip() in EMPTY_COMMENTS:
+                meta.pop("comment", None)
+        return nb, resources

@@ -189,3 +189,38 @@ def test_enabled_by_default_and_runs_when_called_as_nbconvert_does():
     nb = new_notebook(cells=[make_cell(dict(TEST_CELL))])
     nb, _ = preprocessor(nb, {})
     assert "secret_case" not in nb.cells[0].source
+
+
+# --- NameQuestions -------------------------------------------------------------------------
+
+from classgrader.feedback import NOT_ANSWERED, NameQuestions  # noqa: E402
+
+
+def graded_notebook(*, answered: bool, comment: str):
+    error = (new_output("error", ename="NotImplementedError", evalue="", traceback=["NotImplementedError: "])
+             if not answered else new_output("error", ename="GradingError", evalue="x: wrong shape.",
+                                             traceback=["GradingError: x: wrong shape."]))
+    answer = new_code_cell("def f(): ...", metadata={"nbgrader": {
+        "solution": True, "grade": False, "grade_id": "q1_answer", "comment": comment}})
+    test = new_code_cell("check(f())", outputs=[error], metadata={"nbgrader": dict(TEST_CELL, grade_id="q1_tests")})
+    return new_notebook(cells=[new_markdown_cell("## Q1 · Shapes (2 points)\n\ntext"), answer, test])
+
+
+def test_names_each_question_on_its_answer_and_test_cells():
+    nb, _ = NameQuestions().preprocess(graded_notebook(answered=True, comment="Good."), {})
+    assert [c.metadata.get("nbgrader", {}).get("exercise") for c in nb.cells] == [None, "Q1 · Shapes", "Q1 · Shapes"]
+    assert nb.cells[1].metadata.nbgrader.comment == "Good."  # a grader's comment stays
+    assert nb.cells[2].outputs[0].traceback == ["GradingError: x: wrong shape."]  # a real failure stays
+
+
+def test_unanswered_says_not_answered_and_drops_the_automatic_comment():
+    nb, _ = NameQuestions().preprocess(graded_notebook(answered=False, comment="No response."), {})
+    assert nb.cells[2].outputs[0].traceback == [NOT_ANSWERED]
+    assert "comment" not in nb.cells[1].metadata.nbgrader
+    nbformat.validate(nb)
+
+
+@pytest.mark.parametrize("comment", ["", "  ", None])
+def test_empty_comments_are_left_out(comment):
+    nb, _ = NameQuestions().preprocess(graded_notebook(answered=True, comment=comment), {})
+    assert "comment" not in nb.cells[1].metadata.nbgrader
