@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import torch
 
-from utils.formatting import HIGHLIGHT, attr, data_table, dtype_name, flag, td
+from utils.formatting import CELL, HIGHLIGHT, attr, data_table, dtype_name, flag, td
 
 # The dtypes a beginner meets, widest float first, then the integers.
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16,
@@ -127,17 +127,26 @@ def _fmt(x) -> str:
     return f"{x:,}" if isinstance(x, int) else repr(x)
 
 
+def _num_td(x, digits: int) -> str:
+    """A number rounded to `digits` significant digits, so the table fits the notebook (0.1 in
+    float32 has 17); the exact value is the cell's tooltip and the row's data-stored."""
+    shown = _fmt(x) if x is None or isinstance(x, int) else f"{x:.{digits}g}"
+    return f'<td style="{CELL};white-space:nowrap" title="{attr(_fmt(x))}">{attr(shown)}</td>'
+
+
 COLUMNS = ("dtype", "bits", "bytes / element", "total bytes", "stored", "error",
            "spacing here", "eps", "largest", "note")
 
 
 def _row_html(r: DtypeReport, selected: bool) -> str:
-    cells = (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes), _fmt(r.stored),
-             _fmt(r.error), _fmt(r.spacing), _fmt(r.eps), _fmt(r.max), r.note)
+    # Stored values keep enough digits to tell float32 from float64; errors and gaps need three.
+    cells = ("".join(td(c) for c in (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes)))
+             + _num_td(r.stored, 10) + "".join(_num_td(x, 3) for x in (r.error, r.spacing, r.eps))
+             + _num_td(r.max, 4) + td(r.note, "min-width:14em;white-space:normal"))
     style = f' style="{HIGHLIGHT}"' if selected else ""
     return (f'<tr data-dtype="{r.name}" data-stored="{attr(repr(r.stored))}" '
             f'data-exact="{flag(r.exact)}" data-total-bytes="{r.total_bytes}" '
-            f'data-selected="{flag(selected)}"{style}>{"".join(td(c) for c in cells)}</tr>')
+            f'data-selected="{flag(selected)}"{style}>{cells}</tr>')
 
 
 def table_html(value: float, selected: torch.dtype | None = None, count: int = 1,

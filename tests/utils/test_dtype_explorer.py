@@ -139,3 +139,12 @@ def test_widget_offers_every_dtype_and_exposes_its_parts(covered):
     assert w.children[1] is w.table
     assert (w.value_box.value, w.dtype_picker.value, w.count_box.value) == (2049.0, torch.float16, 1000)
     covered(f"dtype explorer: {len(DTYPES)} dtypes; round trip, bytes, finfo/iinfo, spacing vs nextafter, widget traitlets")
+
+
+def test_table_rounds_long_floats_and_keeps_the_exact_value_as_a_tooltip():
+    page = table_html(0.1, torch.float32)
+    row = page.split('<tr data-dtype="float32"')[1].split("</tr>")[0]
+    assert 'title="0.10000000149011612">0.1000000015</td>' in row  # stored: ten digits shown
+    table = page.split("<table", 1)[1]                               # (the sentence above keeps it exact)
+    assert ">0.10000000149011612<" not in table                     # no 17-digit float in a cell
+    assert 'min-width:14em;white-space:normal' in row                # the note wraps, not one word a line
