@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = ["README.md", "course", "requirements.txt", "environment.yml", "pyproject.toml",
-           "nbgrader_config.py", "notebooks", "release", "utils", "autograder"]
+           "nbgrader_config.py", "notebooks", "release", "utils", "autograder", "lab"]
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 DEFAULT_OUT = ROOT / "runtime" / "pytorch-course-student.zip"
 
