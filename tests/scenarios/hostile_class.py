@@ -419,8 +419,13 @@ for name, target in [("01_tensors.ipynb", "/etc/passwd"), (".kernel-1.json", "/r
         os.symlink(target, name)
     except OSError as error:
         print("no link:", error)
-os.rename(".grading-trace", ".trace-moved")
-os.symlink("/etc", ".grading-trace")
+import glob
+for folder in glob.glob(".grading-trace-*"):  # the records folder is a mount point: it stays put
+    try:
+        os.rename(folder, folder + "-moved")
+        os.symlink("/etc", folder)
+    except OSError as error:
+        print("records folder kept:", error)
 """
 
 DAEMON = """
