@@ -94,6 +94,8 @@ def copy_regular_files(source: str, target: str) -> None:
                 shutil.copyfileobj(reading, writing)
 
 
+RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
+OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
 _references = {}  # (source notebook path, its bytes' hash) -> {grade id: records}, per process
 
@@ -114,15 +116,16 @@ class IsolatedExecute(Execute):
         self._check_assign_resources(resources)
         self.flags = [(None, reason) for reason in nb.metadata.pop("course_flags", [])]
         self.cwd, user = self._workarea()
-        self.disk_full, self.jail, self.trace_fd, self.area_fd = False, None, None, None
+        self.disk_full, self.jail, self.trace_fd, self.area_fd, self.records_fd = False, None, None, None, None
         try:
             copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
-            self.area_fd = os.open(self.cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.area_fd = os.open(self.cwd, OPEN_FOLDER)
             self.jail = jail_spec(self.cwd, self.limits, user) if user else None
+            self._records_area()
             run_sync(self._run_notebook)()
         finally:
             run_sync(self._stop)()
-            for fd in (self.trace_fd, self.area_fd):
+            for fd in (self.trace_fd, self.records_fd, self.area_fd):
                 if fd is not None:
                     os.close(fd)
             self._remove_workarea()
@@ -196,25 +199,30 @@ class IsolatedExecute(Execute):
         self.km = WarmKernelManager(config=self.config, jail=self.jail, trace_dir=self.trace_dir)
         return self.km
 
-    def _new_trace_dir(self) -> None:
-        """A fresh folder for this kernel's check records, in its work area, under a name no
-        earlier kernel could guess and plant a link at, with a size-limited tmpfs of its own (so
-        a full work area cannot silence the audit); read back through the folder descriptor
-        taken here, each file opened without following links (verify.read_records). Made while
-        no kernel runs: nothing can swap the folder in between."""
-        name = f".grading-trace-{secrets.token_hex(8)}"
-        os.mkdir(name, 0o755, dir_fd=self.area_fd)
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(name, flags, dir_fd=self.area_fd)
+    def _records_area(self) -> None:
+        """RECORDS in the work area, made before any kernel runs: root's own tmpfs (a mount point
+        the kernel can neither fill from its work area nor move), holding one folder per kernel."""
+        os.mkdir(RECORDS, 0o711, dir_fd=self.area_fd)
+        self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)
         if self.jail:
-            sandbox.mount_records_area(fd, sandbox.Limits(**self.limits), self.jail["user"])
-            os.close(fd)
-            fd = os.open(name, flags, dir_fd=self.area_fd)  # the new tmpfs's root
+            sandbox.mount_records_area(self.records_fd, sandbox.Limits(**self.limits))
+            os.close(self.records_fd)
+            self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)  # the tmpfs's root
+
+    def _new_trace_dir(self) -> None:
+        """A fresh folder for this kernel's check records and sockets, under a name no earlier
+        kernel could guess; the last kernel's goes first (its processes all ended with it, and
+        removal goes by folder descriptors, following no link). Read back through the folder
+        descriptor taken here, each file opened without following links (verify.read_records)."""
         if self.trace_fd is not None:
-            if self.jail:
-                sandbox.unmount(self.trace_fd)  # the last kernel's records area: read, done
             os.close(self.trace_fd)
-        self.trace_fd, self.trace_dir = fd, os.path.join(self.cwd, name)
+            shutil.rmtree(os.path.basename(self.trace_dir), dir_fd=self.records_fd, ignore_errors=True)
+        name = secrets.token_hex(8)
+        os.mkdir(name, 0o700, dir_fd=self.records_fd)
+        self.trace_fd = os.open(name, OPEN_FOLDER, dir_fd=self.records_fd)
+        if self.jail:
+            os.fchown(self.trace_fd, *sandbox._account(self.jail["user"]))
+        self.trace_dir = os.path.join(self.cwd, RECORDS, name)
 
     async def _start(self):
         self._new_trace_dir()

@@ -105,14 +105,14 @@ def make_workarea(limits: Limits, user: str) -> str:
     return path
 
 
-def mount_records_area(folder_fd: int, limits: Limits, user: str) -> None:
-    """A tmpfs of its own over the folder a kernel writes its check records in (opened as
-    folder_fd, by root, while no kernel runs): a student filling the work area cannot stop
-    the records, and records cannot fill the work area."""
-    uid, gid = _account(user)
+def mount_records_area(folder_fd: int, limits: Limits) -> None:
+    """A tmpfs of its own, root's (mode 711), over the folder in a work area where each kernel
+    gets a folder for its check records and sockets (folder_fd, opened by root before any kernel
+    runs): a student filling the work area cannot stop the records, nor records fill the work
+    area, and being a mount point it cannot be moved or replaced by the kernel."""
     with _step("mount the records area"):
         _mount("tmpfs", f"/proc/self/fd/{folder_fd}", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-               f"size={limits.file_bytes},nr_inodes=10000,mode=0700,uid={uid},gid={gid}")
+               f"size={limits.file_bytes},nr_inodes=10000,mode=0711")
 
 
 def unmount(fd: int) -> None:

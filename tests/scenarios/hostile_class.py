@@ -420,7 +420,7 @@ for name, target in [("01_tensors.ipynb", "/etc/passwd"), (".kernel-1.json", "/r
     except OSError as error:
         print("no link:", error)
 import glob
-for folder in glob.glob(".grading-trace-*"):  # the records folder is a mount point: it stays put
+for folder in glob.glob(".grading*"):  # the records folder is a mount point: it stays put
     try:
         os.rename(folder, folder + "-moved")
         os.symlink("/etc", folder)
@@ -447,6 +447,11 @@ try:
         written += 1
 except OSError as error:
     print("stopped after", written, "MiB:", error)
+try:  # then every inode, with empty files
+    for n in range(100_000):
+        open(f"empty-{n}", "w").close()
+except OSError as error:
+    print("stopped after", n, "empty files:", error)
 """
 
 SNOOP = """
@@ -574,7 +579,7 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
     _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",
              extra_cells={"q1_describe_answer": DAEMON}),
-    _student("c47_fill_disk", "correct, and writes 1 MiB files until the disk is full",
+    _student("c47_fill_disk", "correct, fills its disk with 1 MiB files, then its inodes",
              extra_cells={"q4_tensor_bytes_answer": FILL_DISK}, flag="disk quota"),
     _student("c48_snoop", "correct, and lists /root, /home, /etc, /var, /work and /proc",
              extra_cells={"q2_classify_error_answer": SNOOP}),
