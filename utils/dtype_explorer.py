@@ -130,7 +130,8 @@ def _fmt(x) -> str:
 def _num_td(x, digits: int) -> str:
     """A number rounded to `digits` significant digits, so the table fits the notebook (0.1 in
     float32 has 17); the exact value is the cell's tooltip and the row's data-stored."""
-    shown = _fmt(x) if x is None or isinstance(x, int) else f"{x:.{digits}g}"
+    short = x is None or (isinstance(x, int) and abs(x) < 10**7)  # int64's largest has 19 digits
+    shown = _fmt(x) if short else f"{x:.{digits}g}"
     return f'<td style="{CELL};white-space:nowrap" title="{attr(_fmt(x))}">{attr(shown)}</td>'
 
 
@@ -142,7 +143,7 @@ def _row_html(r: DtypeReport, selected: bool) -> str:
     # Stored values keep enough digits to tell float32 from float64; errors and gaps need three.
     cells = ("".join(td(c) for c in (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes)))
              + _num_td(r.stored, 10) + "".join(_num_td(x, 3) for x in (r.error, r.spacing, r.eps))
-             + _num_td(r.max, 4) + td(r.note, "min-width:14em;white-space:normal"))
+             + _num_td(r.max, 4) + td(r.note, "min-width:10em;white-space:normal"))
     style = f' style="{HIGHLIGHT}"' if selected else ""
     return (f'<tr data-dtype="{r.name}" data-stored="{attr(repr(r.stored))}" '
             f'data-exact="{flag(r.exact)}" data-total-bytes="{r.total_bytes}" '
