@@ -1,0 +1,338 @@
+"""Set up a class on this machine for the course hub, idempotently (run again, it changes only
+what is missing or out of date). Needs root, Debian and Python 3.11.
+
+    python3 hub/install.py --instructor NAME --students A,B,C [--state DIR] [--exchange DIR]
+                           [--ip IP] [--port N] [--assignments ID,...]
+
+What it makes, and why:
+- Node and npm from Debian, configurable-http-proxy from npm (the proxy JupyterHub drives), sudo.
+- One Python environment for every user's server, outside the checkout (VENV, world-readable, from the
+  Python ./course uses, copied out of /root when it lives there):
+  requirements.txt and hub/requirements.txt, exactly pinned, and a copy of autograder/, utils/
+  and classgrader/ (OPT/code). Students never need to read the checkout, which holds the solutions.
+- Real system users, one per person, each with a random password (STATE/passwords.txt, root
+  only) and a private home (700). nbgrader keys a student's submissions and feedback on the OS
+  user, so one user per person is what gives each student exactly their own feedback.
+- nbgrader's exchange, world-writable with the sticky bit (1777), as nbgrader's multi-user docs say.
+- The course folder in the instructor's home (source/, release/, the gradebook), theirs alone.
+- Each user's nbgrader_config.py (hub/user_config.py: course, exchange, Validate's kernel) and the
+  lab settings of their role (../lab/ROLE: a student's lab has no Formgrader, no Create Assignment).
+- A sudo rule letting the instructor grade as root: the sandbox needs root (hub/course-autograde).
+The users it made are recorded in STATE/class.json; a name that already belongs to someone else
+is refused, never taken over."""
+import argparse
+import hashlib
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+STATE = Path("/srv/pytorch-course")
+EXCHANGE = Path("/srv/nbgrader/exchange")  # nbgrader's own default
+VENV = Path("/opt/pytorch-course/venv")
+LD_CONF = Path("/etc/ld.so.conf.d/pytorch-course-python.conf")
+CHP = Path("/usr/local/bin/configurable-http-proxy")
+CHP_VERSION = "5.3.0"
+APT = {"node": "nodejs", "npm": "npm", "sudo": "sudo"}  # command -> Debian package
+OPT = Path("/opt/pytorch-course")
+NAME = re.compile(r"[a-z][a-z0-9-]{0,30}")
+COURSE_FOLDER = "pytorch-course"  # in the instructor's home
+PACKAGES = ("autograder", "classgrader", "utils")
+
+
+def say(message: str) -> None:
+    print(f"course hub: {message}", flush=True)
+
+
+def fail(message: str) -> None:
+    print(f"course hub: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def run(*cmd, **kw) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if done.returncode != 0:
+        fail(f"{' '.join(map(str, cmd))} failed: {(done.stderr or done.stdout).strip()[-800:]}")
+    return done
+
+
+def as_user(user: str, *cmd, cwd) -> subprocess.CompletedProcess:
+    """Run cmd as `user` (runuser: no password, root only), with the hub's environment first on PATH."""
+    env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": str(Path(pwd.getpwnam(user).pw_dir)), "LANG": "C.UTF-8"}
+    return run(shutil.which("runuser") or "/usr/sbin/runuser", "-u", user, "--", *cmd, cwd=cwd, env=env)
+
+
+# ---- system software ----
+
+def system_packages() -> None:
+    missing = [pkg for cmd, pkg in APT.items() if shutil.which(cmd) is None]
+    if missing:
+        say(f"installing {', '.join(missing)} from Debian")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run("apt-get", "update", env=env)
+        run("apt-get", "install", "-y", "--no-install-recommends", *missing, env=env)
+    have = subprocess.run([CHP, "--version"], capture_output=True, text=True).stdout.strip() if CHP.exists() else ""
+    if have != CHP_VERSION:
+        say(f"installing configurable-http-proxy {CHP_VERSION} from npm")
+        run("npm", "install", "--global", "--prefix", "/usr/local", f"configurable-http-proxy@{CHP_VERSION}")
+
+
+def everyone_can_run(prefix: Path) -> bool:
+    return all(os.stat(p).st_mode & 0o001 for p in [prefix, *prefix.parents])
+
+
+def interpreter() -> Path:
+    """The Python that runs this (the one ./course chose, so the same release), if every user may
+    run it; else a copy of it under OPT. pyenv's lives under /root, which nobody else may enter."""
+    base = Path(sys.base_prefix)
+    if everyone_can_run(base):
+        return base / "bin" / "python3.11"
+    copy = OPT / f"python-{'.'.join(map(str, sys.version_info[:3]))}"
+    if not (copy / "bin" / "python3.11").exists():
+        say(f"copying Python {sys.version.split()[0]} from {base} to {copy}, where every user may run it")
+        staging = copy.with_name(copy.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(base / "lib" / "python3.11", staging / "lib" / "python3.11", symlinks=True,
+                        ignore=lambda d, names: {"site-packages", "test"} & set(names))
+        (staging / "lib" / "python3.11" / "site-packages").mkdir()
+        for lib in (base / "lib").glob("libpython3.11*.so*"):
+            shutil.copy2(lib, staging / "lib", follow_symlinks=False)
+        (staging / "bin").mkdir()
+        shutil.copy2(base / "bin" / "python3.11", staging / "bin")
+        staging.rename(copy)
+    if list((copy / "lib").glob("libpython3.11*.so*")):
+        # Its library's built-in search path is under /root: tell the loader where the copy is.
+        if not LD_CONF.exists() or LD_CONF.read_text().strip() != str(copy / "lib"):
+            LD_CONF.write_text(f"{copy / 'lib'}\n")
+            run("ldconfig")
+    return copy / "bin" / "python3.11"
+
+
+def digest(paths) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.relative_to(CHECKOUT)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def environment() -> None:
+    """VENV with the pinned packages and a copy of the course's code; rebuilt when either changes."""
+    sources = sorted(p for pkg in PACKAGES for p in (CHECKOUT / pkg).rglob("*") if p.is_file()
+                     and "__pycache__" not in p.parts)
+    pins = [CHECKOUT / "requirements.txt", CHECKOUT / "hub" / "requirements.txt", CHECKOUT / "pyproject.toml"]
+    want_pins, want_code = digest(pins), digest(sources)
+    stamp = VENV / ".course-hub.json"
+    python = interpreter()
+    if (VENV / "bin" / "python").resolve() != python.resolve():  # missing, or made from another Python
+        shutil.rmtree(VENV, ignore_errors=True)
+        VENV.parent.mkdir(parents=True, exist_ok=True)
+        run(python, "-m", "venv", VENV)
+    have = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if have.get("pins") != want_pins:
+        say(f"building {VENV} from requirements.txt and hub/requirements.txt (a few minutes, once)")
+        run(VENV / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q",
+            "-r", CHECKOUT / "requirements.txt", "-r", CHECKOUT / "hub" / "requirements.txt")
+    if have.get("pins") != want_pins or have.get("code") != want_code:
+        # A copy, not the checkout (users' servers must not need to read it, it holds the
+        # solutions), with every file (templates, vendored scripts), found through a .pth file as
+        # an editable install would be.
+        code = OPT / "code"
+        staging = OPT / "code.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        for pkg in PACKAGES:
+            shutil.copytree(CHECKOUT / pkg, staging / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.rmtree(code, ignore_errors=True)
+        staging.rename(code)
+        site = run(VENV / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout
+        Path(site.strip(), "pytorch_course.pth").write_text(f"{code}\n")
+        # An installed copy would come first on sys.path and hide this one.
+        subprocess.run([VENV / "bin" / "python", "-m", "pip", "uninstall", "-y", "-q", "pytorch-fundamentals-course"],
+                       capture_output=True)
+        stamp.write_text(json.dumps({"pins": want_pins, "code": want_code}))
+
+
+# ---- people ----
+
+def user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def ensure_user(name: str, made: list, passwords: dict) -> None:
+    if not NAME.fullmatch(name):
+        fail(f"'{name}' is not a usable user name (lower-case letters, digits and '-', starting with a letter)")
+    if user_exists(name) and name not in made:
+        fail(f"a system user '{name}' already exists and was not made by the course hub; choose another name")
+    if not user_exists(name):
+        run("useradd", "--create-home", "--shell", "/bin/bash", "--user-group", name)
+        made.append(name)
+    if name not in passwords:
+        passwords[name] = secrets.token_urlsafe(12)
+        run("chpasswd", input=f"{name}:{passwords[name]}\n")
+    os.chmod(pwd.getpwnam(name).pw_dir, 0o700)  # nobody else may even list it
+
+
+# ---- nbgrader ----
+
+def course_id() -> str:
+    code = ("from traitlets.config.loader import PyFileConfigLoader as L; "
+            f"print(L('nbgrader_config.py', path={str(CHECKOUT)!r}).load_config().CourseDirectory.course_id)")
+    return run(VENV / "bin" / "python", "-c", code, cwd=CHECKOUT).stdout.strip()
+
+
+def user_config(exchange: Path, course_root: Path | None) -> str:
+    """hub/user_config.py's text, run in the hub's environment (it needs traitlets)."""
+    args = [str(exchange)] + ([str(course_root)] if course_root else [])
+    return run(VENV / "bin" / "python", CHECKOUT / "hub" / "user_config.py", *args, cwd=CHECKOUT).stdout
+
+
+def write_root_owned(path: Path, text: str, mode=0o644) -> None:
+    """A file root owns inside a user's home: read by their server, not theirs to rewrite.
+    Replaced, never written through, so a link the user put there is never followed."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+EXCHANGE_OVERRIDE = "\n# The course hub: the exchange every user's server shares (hub/install.py).\nc.Exchange.root = {!r}\n"
+
+
+def course_folder(instructor: str, exchange: Path, assignments: list[str]) -> Path:
+    """The instructor's copy of the course (never overwritten once made), its gradebook made by them."""
+    home = Path(pwd.getpwnam(instructor).pw_dir)
+    root = home / COURSE_FOLDER
+    if not root.exists():
+        say(f"copying the course into {root}")
+        staging = Path(tempfile.mkdtemp(dir=home))
+        for name in ("source", "release", "notebooks"):
+            shutil.copytree(CHECKOUT / name, staging / name, symlinks=True)
+        shutil.copy(CHECKOUT / "nbgrader_config.py", staging)
+        run("chown", "-R", f"{instructor}:{instructor}", staging)
+        staging.rename(root)
+    config = root / "nbgrader_config.py"
+    override = EXCHANGE_OVERRIDE.format(str(exchange))
+    if override not in config.read_text():
+        as_user(instructor, "sh", "-c", f"cat >> nbgrader_config.py <<'EOF'{override}EOF\n", cwd=root)
+    os.chmod(root, 0o700)
+    for assignment in assignments:  # records it (and its grade cells) in the instructor's gradebook
+        if not (root / "release" / assignment).is_dir():
+            fail(f"no assignment '{assignment}' in {root / 'release'}")
+        marker = root / "runtime" / f".generated-{assignment}"
+        if not marker.exists():
+            say(f"recording {assignment} in the gradebook")
+            as_user(instructor, "nbgrader", "generate_assignment", assignment, "--force", cwd=root)
+            as_user(instructor, "touch", str(marker), cwd=root)
+    return root
+
+
+def roles(state: Path) -> None:
+    """Each role's lab settings: the ones ./course lab uses (lab/ROLE), copied where every server can read them."""
+    for role in ("student", "instructor"):
+        target = state / "roles" / role
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(CHECKOUT / "lab" / role, target)
+        # Terminals run a plain (not login) shell: a login shell's /etc/profile resets PATH, and
+        # nbgrader and Python would no longer be found in them.
+        server = target / "jupyter_server_config.json"
+        config = json.loads(server.read_text())
+        config.setdefault("ServerApp", {})["terminado_settings"] = {"shell_command": ["/bin/bash"]}
+        server.write_text(json.dumps(config, indent=2))
+
+
+def sudoers_file(state: Path) -> Path:
+    """One rule per class state folder, so a test's class never replaces a real one's."""
+    return Path("/etc/sudoers.d") / ("course-hub-" + re.sub(r"[^A-Za-z0-9_-]", "_", state.name))
+
+
+def sudo_rule(instructor: str, state: Path) -> None:
+    wrapper = state / "bin" / "course-autograde"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    text = (CHECKOUT / "hub" / "course-autograde").read_text().replace("@VENV@", str(VENV))
+    write_root_owned(wrapper, text, 0o755)
+    rule = sudoers_file(state)
+    content = f"# The course hub (hub/install.py): the instructor grades as root, in a sandbox.\n" \
+              f"{instructor} ALL=(root) NOPASSWD: {wrapper}\n"
+    tmp = rule.with_name(f".{rule.name}.tmp")  # sudo skips names with a dot
+    tmp.write_text(content)
+    os.chmod(tmp, 0o440)
+    run("visudo", "-cqf", tmp)
+    os.replace(tmp, rule)
+
+
+def main(argv=None) -> Path:
+    parser = argparse.ArgumentParser(prog="course hub", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instructor", default="instructor")
+    parser.add_argument("--students", default="student1,student2,student3", help="comma-separated user names")
+    parser.add_argument("--state", type=Path, default=STATE, help="the hub's own files (root only)")
+    parser.add_argument("--exchange", type=Path, default=EXCHANGE)
+    parser.add_argument("--ip", default="0.0.0.0", help="where the hub listens (0.0.0.0: the whole room)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--assignments", default="", help="comma-separated ids to record in the gradebook "
+                        "now (default: all)")
+    args = parser.parse_args(argv)
+    if sys.platform != "linux" or os.geteuid() != 0:
+        fail("the hub makes system users and serves them: run it as root on Linux (sudo ./course hub)")
+    students = [s for s in args.students.split(",") if s]
+    if not students or args.instructor in students or len(set(students)) != len(students):
+        fail("give one instructor and one or more different students (--instructor NAME --students A,B,C)")
+    assignments = [a for a in args.assignments.split(",") if a] or sorted(
+        p.name for p in (CHECKOUT / "release").iterdir() if p.is_dir())
+
+    state = args.state.resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    os.chmod(state, 0o711)
+    OPT.mkdir(parents=True, exist_ok=True)
+    os.chmod(OPT, 0o755)  # users' servers read roles/ inside it; nothing else
+    system_packages()
+    environment()
+
+    record = state / "class.json"
+    old = json.loads(record.read_text()) if record.exists() else {}
+    made = old.get("made", [])
+    secret = state / "passwords.txt"
+    passwords = dict(line.split(":", 1) for line in secret.read_text().split()) if secret.exists() else {}
+    for name in [args.instructor, *students]:
+        ensure_user(name, made, passwords)
+        record.write_text(json.dumps(dict(old, made=made), indent=1))  # as each is made: never lose one
+    secret.write_text("".join(f"{n}:{p}\n" for n, p in sorted(passwords.items())))
+    os.chmod(secret, 0o600)
+
+    exchange = args.exchange.resolve()
+    exchange.mkdir(parents=True, exist_ok=True)
+    os.chown(exchange, 0, 0)
+    os.chmod(exchange, 0o1777)  # anyone may create, nobody may remove what another made
+
+    course_root = course_folder(args.instructor, exchange, assignments)
+    for name in [args.instructor, *students]:
+        home = Path(pwd.getpwnam(name).pw_dir)
+        write_root_owned(home / "nbgrader_config.py",
+                         user_config(exchange, course_root if name == args.instructor else None))
+    roles(state)
+    sudo_rule(args.instructor, state)
+    record.write_text(json.dumps({
+        "made": made, "course_id": course_id(), "instructor": args.instructor, "students": students, "ip": args.ip, "port": args.port,
+        "exchange": str(exchange), "venv": str(VENV), "proxy": str(CHP), "course_root": str(course_root),
+        "roles": str(state / "roles"), "state": str(state)}, indent=1))
+    if os.stat(CHECKOUT / "source").st_mode & 0o005 and os.stat(CHECKOUT).st_mode & 0o001:
+        say(f"warning: {CHECKOUT}/source (the solutions) is readable by every user; keep the checkout "
+            "somewhere private (for example under /root)")
+    say(f"ready: {args.instructor} (instructor), {', '.join(students)}; passwords in {secret}")
+    return state
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""JupyterHub for a class on one machine (./course hub): the people and paths come from the class
+hub/install.py set up (STATE/class.json, STATE from $COURSE_HUB_STATE).
+
+Log-in is PAM, with the password of each person's own system user. A workshop room could make do
+with one shared password (JupyterHub's SharedPasswordAuthenticator), but then any student could
+log in as any other and read their work: per-person passwords keep each student's work, and
+feedback, theirs. Every server runs as its person's system user (LocalProcessSpawner), so the
+file system enforces what nbgrader's exchange assumes."""
+import json
+import os
+from pathlib import Path
+
+state = Path(os.environ.get("COURSE_HUB_STATE", "/srv/pytorch-course"))
+klass = json.loads((state / "class.json").read_text())
+venv = Path(klass["venv"])
+
+c = get_config()  # noqa: F821 (provided by traitlets when JupyterHub loads this file)
+
+c.JupyterHub.ip = klass["ip"]
+c.JupyterHub.port = klass["port"]
+# The hub's and proxy's own ports, next to the public one, so two hubs (a class and a test) can run.
+c.JupyterHub.hub_port = klass["port"] + 1
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{klass['port'] + 2}"
+c.ConfigurableHTTPProxy.command = [klass["proxy"]]
+c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+# Stopping the hub stops every server and the proxy it started: nothing is left running.
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.cleanup_proxy = True
+
+c.JupyterHub.authenticator_class = "pam"
+c.Authenticator.allowed_users = {klass["instructor"], *klass["students"]}
+c.PAMAuthenticator.open_sessions = False  # no login session bookkeeping; the servers are plain processes
+
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
+c.Spawner.notebook_dir = "~"
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 120  # a 2-core machine starting a class's servers at once
+c.Spawner.http_timeout = 120
+
+
+def by_role(spawner):
+    """A student's lab (no Formgrader, no Create Assignment) or the instructor's, as ./course lab
+    gives them (lab/ROLE, copied to STATE/roles/ROLE), and the hub's environment first on PATH so
+    terminals find nbgrader and Python."""
+    role = "instructor" if spawner.user.name == klass["instructor"] else "student"
+    settings = os.path.join(klass["roles"], role)
+    spawner.environment.update(JUPYTER_CONFIG_PATH=settings, PATH=f"{venv}/bin:/usr/bin:/bin")
+    # expose_app_in_browser: the hub's browser test drives the lab through window.jupyterapp
+    # (the page's own scripts can reach it anyway; it grants nothing).
+    spawner.args = [f"--LabApp.app_settings_dir={settings}", "--LabApp.expose_app_in_browser=True"]
+
+
+c.Spawner.pre_spawn_hook = by_role

@@ -1,0 +1,15 @@
+"""./course hub [ARGS]: set up the class (hub/install.py, same ARGS) and run JupyterHub in the
+foreground until Ctrl-C, which stops every user's server and the proxy with it."""
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import install  # noqa: E402 (hub/ is not a package: run as a script)
+
+state = install.main(sys.argv[1:])
+config = Path(__file__).resolve().parent / "jupyterhub_config.py"
+hub = install.VENV / "bin" / "jupyterhub"
+os.environ.update(COURSE_HUB_STATE=str(state), PATH=f"{install.VENV}/bin:/usr/bin:/bin")
+os.chdir(state)
+os.execv(hub, [str(hub), "-f", str(config)])
