@@ -1,0 +1,43 @@
+"""The grading pipeline: the instructor's wing of the course (students get `autograder/`, the
+check library, and never this package).
+
+How a class is graded (`./course autograde ID`), process by process, and what each hands on:
+
+    ./course autograde ID
+      |  arguments.py checks ID before anything heavy loads
+      v
+    class run (classroom.py) ---- starts ----> kernel zygote (kernel_zygote.py)
+      |  1. triage each runtime/submitted/STUDENT/ID/          imports torch, IPython and the
+      |     (staging.py: links and special files refused,      check library once, warms them up,
+      |     a broken notebook replaced by the release)         never runs student code; forks
+      |  2. copy into runtime/grading/ID/shards/shard-K/       one kernel per request
+      |  3. fork one worker per shard, each with a pipe back          ^
+      v                                                                |  relay (kernel_relay.py):
+    grade worker (grade_worker.py), one per core                       |  one Unix socket per kernel
+      |  real `nbgrader autograde` over its shard                      |
+      |  sanitize pass: flags.FindStructuralProblems                   |
+      |     -> notebook metadata "course_flags" (nbgrader runs the     |
+      |        sanitize and autograde passes as two conversions; the   |
+      |        notebook is the only thing that crosses between them)   |
+      |  autograde pass: isolated_execute.IsolatedExecute ------------+
+      |     - once per worker and notebook: the source notebook run in a kernel no student
+      |       code ever touched -> the reference records, per test cell
+      |     - the student's notebook, cell by cell, in a fresh sandboxed fork (sandbox.py:
+      |       allow-list filesystem, its own PID and network namespaces, a size-limited work
+      |       area, a uid of its own); after every cell the kernel's integrity audit
+      |       (integrity.py) and its checks' records (autograder/trace.py) land in a records
+      |       area the grader reads without following links
+      |     - a passing test counts only if verify.py, in the worker, agrees with it against
+      |       the reference; otherwise it fails and is flagged
+      |     -> resources["course_flags"]
+      |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
+      |     and the flags to progress.note_flags (same process)
+      |  post-convert hook progress.after: one JSON line per student on the worker's pipe
+      v        {"student", "seconds", "flags"}
+    class run again
+         reads the pipes, prints a line per student, records runtime/grading/ID/done/STUDENT.json
+         (the student's files' digest, so a rerun skips them, and their flags), and finally
+         writes runtime/flags.csv from every assignment's done/ records.
+
+Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
+"""
