@@ -17,9 +17,10 @@ factory functions, and CPU index tensors in `x[idx]` / `x[idx] = v`.
 
 A meta tensor has no values, so code that logs a loss (`loss.item()`, `float(loss)`,
 `loss.detach().cpu().item()`, `bool(loss > 0)`) cannot finish on plain `meta`. With
-`strict_devices(meta_values=True)` every value read out of a meta tensor comes back as zeros
-(a Python 0 of the tensor's kind, or a zero tensor where a copy leaves meta), so a whole
-training or evaluation loop runs to its end on meta and every op in it is checked.
+`strict_devices(meta_values=True)` every value read out of a meta tensor comes back as ones
+(a Python 1 of the tensor's kind, or a tensor of ones where a copy leaves meta), so a whole
+training or evaluation loop runs to its end on meta and every op in it is checked. Ones, not
+zeros: code divides by what it reads (Adam divides by 1 - beta ** step, step read with .item()).
 """
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -80,36 +81,45 @@ def _is_meta(value) -> bool:
     return isinstance(value, torch.Tensor) and value.device.type == "meta"
 
 
-def _zero_scalar(dtype: torch.dtype):
-    """What .item() of a zero tensor of `dtype` gives: False, 0, 0.0 or 0j."""
+def _one_scalar(dtype: torch.dtype):
+    """What .item() of a tensor of ones of `dtype` gives: True, 1, 1.0 or 1+0j."""
     if dtype == torch.bool:
-        return False
+        return True
     if dtype.is_complex:
-        return 0j
-    return 0.0 if dtype.is_floating_point else 0
+        return 1 + 0j
+    return 1.0 if dtype.is_floating_point else 1
 
 
 def read_meta_values(func, args, kwargs):
-    """The zeros standing in for a value read out of a meta tensor, or NotImplemented when
+    """The ones standing in for a value read out of a meta tensor, or NotImplemented when
     `func` reads no values out of meta: .item() and friends (_local_scalar_dense), a copy
     from meta to a real device (`.cpu()`, `.to("cpu")`) and `dst.copy_(meta_src)`."""
     packet = func.overloadpacket
-    if packet is aten._local_scalar_dense and _is_meta(args[0]):
-        return _zero_scalar(args[0].dtype)
-    if packet is aten._to_copy and _is_meta(args[0]):
-        device = kwargs.get("device")
+    if packet in (aten._local_scalar_dense, aten.item) and _is_meta(args[0]):  # item: under inference_mode
+        return _one_scalar(args[0].dtype)
+    if packet is aten.is_nonzero and _is_meta(args[0]):  # bool(t), under inference_mode
+        return True
+    if packet in (aten._to_copy, aten.to) and _is_meta(args[0]):  # aten.to: under inference_mode
+        device, dtype = kwargs.get("device"), kwargs.get("dtype")
+        for arg in args[1:]:  # to.device(self, device, dtype, ...), to.other(self, other, ...)
+            if isinstance(arg, torch.Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif isinstance(arg, (torch.device, str)):
+                device = arg
+            elif isinstance(arg, torch.dtype):
+                dtype = arg
         if device is not None and torch.device(device).type != "meta":
-            return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device=device)
+            return torch.ones(args[0].shape, dtype=dtype or args[0].dtype, device=device)
     if packet in (aten.copy_, aten.copy) and len(args) > 1 and _is_meta(args[1]) and not _is_meta(args[0]):
         target = args[0] if packet is aten.copy_ else args[0].clone()
-        return target.zero_()
+        return target.fill_(1)
     return NotImplemented
 
 
 class StrictDevices(TorchDispatchMode):
     """A dispatch mode that raises DeviceMismatchError before any aten op whose tensor
     inputs sit on more than one device. Use it through strict_devices().
-    meta_values=True: values read out of meta tensors come back as zeros."""
+    meta_values=True: values read out of meta tensors come back as ones."""
 
     def __init__(self, meta_values: bool = False):
         super().__init__()
@@ -118,9 +128,9 @@ class StrictDevices(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if self.meta_values:
-            zeros = read_meta_values(func, args, kwargs)
-            if zeros is not NotImplemented:
-                return zeros
+            ones = read_meta_values(func, args, kwargs)
+            if ones is not NotImplemented:
+                return ones
         devices = devices_read(func, args, kwargs)
         if len(devices) > 1:
             raise DeviceMismatchError(mismatch_message(func, devices))
@@ -131,5 +141,5 @@ class StrictDevices(TorchDispatchMode):
 def strict_devices(meta_values: bool = False) -> StrictDevices:
     """`with strict_devices(): ...` runs its body in device-strict mode. A fresh mode each
     call, so uses nest; leaving the block (even by an exception) restores plain behaviour.
-    meta_values=True lets code read values out of meta tensors, as zeros (see above)."""
+    meta_values=True lets code read values out of meta tensors, as ones (see above)."""
     return StrictDevices(meta_values)
