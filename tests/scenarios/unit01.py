@@ -3,7 +3,7 @@
 Each scenario is one student: the answers that differ from the reference solution, the
 test cells it must lose, and what its feedback must say. Everything else is the solution,
 so a wrong answer must cost exactly the points of the item it breaks."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "01_tensors"
 NOTEBOOK = "01_tensors.ipynb"
@@ -130,4 +130,111 @@ def classify_error(message):
     }, loses={"q4_tensor_bytes_tests", "q2_classify_error_tests"}),
     Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "a"\n', "quiz_q3_answer": 'q3 = "a"\n'},
              loses={"quiz_q1_tests", "quiz_q3_tests"}, says=["q1: not the right choice"]),
+]
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("describe/len-as-numel", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": len(t)}
+"""}, misconception="len-as-numel"),
+    Mutant("describe/ndim-as-numel", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": t.dim()}
+"""}, misconception="len-as-numel"),
+    Mutant("describe/size-not-called", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": t.size, "dtype": t.dtype, "device": t.device, "numel": t.numel()}
+"""}, misconception="size-not-called"),
+    Mutant("describe/device-as-string", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device.type, "numel": t.numel()}
+"""}),
+    Mutant("describe/numel-from-sizes-sum", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": sum(t.shape)}
+"""}, misconception="len-as-numel"),
+    Mutant("classify_error/dtype-first", equivalent="no real device error message carries a dtype word, so the order of the two tests never matters", answers={"q2_classify_error_answer": """
+def classify_error(message):
+    text = message.lower()
+    if any(word in text for word in ("dtype", "scalar type", "not implemented for", "cast", "floating point")):
+        return "dtype"
+    if "device" in text:
+        return "device"
+    return "shape"
+"""}),
+    Mutant("classify_error/keyword-size", {"q2_classify_error_answer": """
+def classify_error(message):
+    text = message.lower()
+    if "size" in text or "shape" in text:
+        return "shape"
+    if "device" in text:
+        return "device"
+    return "dtype"
+"""}),
+    Mutant("classify_error/only-dtype-word", {"q2_classify_error_answer": """
+def classify_error(message):
+    text = message.lower()
+    if "device" in text:
+        return "device"
+    if "dtype" in text:
+        return "dtype"
+    return "shape"
+"""}),
+    Mutant("channel_means/integer-truncation", {"q3_channel_means_answer": """
+def channel_means(img):
+    h, w, _ = img.shape
+    return (img.sum(dim=(0, 1)) // (h * w)).float()
+"""}, misconception="integer-truncation"),
+    Mutant("channel_means/uint8-sum-overflows", {"q3_channel_means_answer": """
+def channel_means(img):
+    h, w, _ = img.shape
+    return img.sum(dim=(0, 1), dtype=torch.uint8).float() / (h * w)
+"""}, misconception="integer-truncation"),
+    Mutant("channel_means/half-precision", {"q3_channel_means_answer": """
+def channel_means(img):
+    return img.half().mean(dim=(0, 1)).float()
+"""}, misconception="precision-as-bug"),
+    Mutant("channel_means/float64", {"q3_channel_means_answer": """
+def channel_means(img):
+    return img.double().mean(dim=(0, 1))
+"""}),
+    Mutant("channel_means/wrong-axes", {"q3_channel_means_answer": """
+def channel_means(img):
+    return img.float().mean(dim=(1, 2))
+"""}),
+    Mutant("tensor_bytes/len-as-numel", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    return len(shape) * dtype.itemsize
+"""}, misconception="len-as-numel"),
+    Mutant("tensor_bytes/bits", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    return math.prod(shape) * torch.finfo(dtype).bits // 8 if dtype.is_floating_point else math.prod(shape) * 8
+"""}),
+    Mutant("tensor_bytes/empty-shape-zero", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    if not shape:
+        return 0
+    return math.prod(shape) * dtype.itemsize
+"""}),
+    Mutant("tensor_bytes/float32-always", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    return math.prod(shape) * 4
+"""}),
+    Mutant("same_after_rounding/precision-as-bug", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return value == observed
+"""}, misconception="precision-as-bug"),
+    Mutant("same_after_rounding/tolerance", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return abs(value - observed) < 1e-3
+"""}, misconception="precision-as-bug"),
+    Mutant("same_after_rounding/float32-rounding", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return torch.tensor(value, dtype=torch.float32).item() == observed
+"""}, misconception="precision-as-bug"),
+    Mutant("same_after_rounding/relative-eps", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return abs(value - observed) <= torch.finfo(dtype).eps * abs(value) * 4
+"""}, misconception="precision-as-bug"),
 ]

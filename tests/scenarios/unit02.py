@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 02_devices (see unit01.py for the shape of a scenario)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "02_devices"
 NOTEBOOK = "02_devices.ipynb"
@@ -76,6 +76,62 @@ def init_weight(shape, device, scale=0.01):
     return torch.nn.Parameter(torch.randn(shape, device=device) * scale)
 ''',
     }),
+    Scenario("alternative_c", answers={
+        "q1_pick_device_answer": """
+def pick_device():
+    if torch.cuda.device_count() > 0:
+        return torch.device("cuda")
+    if torch.backends.mps.is_built() and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+""",
+        "q2_move_to_answer": """
+from collections.abc import Mapping
+
+def move_to(batch, device):
+    if torch.is_tensor(batch):
+        return batch.to(device=device)
+    if isinstance(batch, Mapping):
+        return {key: move_to(batch[key], device) for key in batch}
+    if isinstance(batch, tuple):
+        return tuple(move_to(item, device) for item in batch)
+    if isinstance(batch, list):
+        moved = []
+        for item in batch:
+            moved.append(move_to(item, device))
+        return moved
+    return batch
+""",
+        "q3_add_bias_column_answer": """
+def add_bias_column(x):
+    out = torch.empty(x.shape[0], x.shape[1] + 1, dtype=x.dtype, device=x.device)
+    out[:, :-1] = x
+    out[:, -1] = 1
+    return out
+""",
+        "q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = [t.to(device, non_blocking=True) for t in batch]
+    for p in model.parameters():
+        p.grad = None
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.detach().cpu().item()
+""",
+        "q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    w = torch.randn(*shape, device=device).mul_(scale)
+    w.requires_grad = True
+    return w
+""",
+    }),
+    Scenario("promotes_dtype", answers={
+        "q3_add_bias_column_answer": """
+def add_bias_column(x):
+    return torch.cat([x, torch.ones(x.shape[0], 1, device=x.device)], dim=1)
+""",
+    }, loses={"q3_add_bias_column_tests"}, says=["wrong dtype. Expected torch.float16, got torch.float32"]),
     Scenario("to_not_assigned", answers={
         "q2_move_to_answer": '''
 def move_to(batch, device):
@@ -115,4 +171,124 @@ def init_weight(shape, device, scale=0.01):
     }, loses={"q5_init_weight_tests"},
         says=["Pitfall: torch.randn(3, requires_grad=True).to(dev) giving a non-leaf", "ToCopyBackward0"]),
     Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "c"\n'}, loses={"quiz_q2_tests"}),
+]
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("pick_device/mps-first", {"q1_pick_device_answer": """
+def pick_device():
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+"""}),
+    Mutant("pick_device/string", {"q1_pick_device_answer": """
+def pick_device():
+    return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+"""}),
+    Mutant("pick_device/asked-once", {"q1_pick_device_answer": """
+_BEST = torch.device("cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu")
+
+def pick_device():
+    return _BEST
+"""}),
+    Mutant("move_to/to-not-assigned", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        batch.to(device)
+        return batch
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+"""}, misconception="to-not-assigned"),
+    Mutant("move_to/tuples-become-lists", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return [move_to(value, device) for value in batch]
+    return batch
+"""}),
+    Mutant("move_to/top-level-only", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: value.to(device) if torch.is_tensor(value) else value for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(value.to(device) if torch.is_tensor(value) else value for value in batch)
+    return batch
+"""}),
+    Mutant("move_to/non-tensors-copied", {"q2_move_to_answer": """
+import copy
+
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return copy.copy(batch)
+"""}),
+    Mutant("add_bias_column/ones-on-cpu", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    return torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype)], dim=1)
+"""}, misconception="created-on-default-device"),
+    Mutant("add_bias_column/float32-ones", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    return torch.cat([x, torch.ones(len(x), 1, device=x.device)], dim=1)
+"""}),
+    Mutant("add_bias_column/ones-on-grading-device", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    return torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype, device=DEVICE)], dim=1)
+"""}, misconception="created-on-default-device"),
+    Mutant("train_step/batch-not-moved", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = batch
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""}, misconception="batch-not-moved"),
+    Mutant("train_step/loss-after-step", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = (t.to(device) for t in batch)
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+    with torch.no_grad():
+        return loss_fn(model(x), y).item()
+"""}),
+    Mutant("train_step/returns-tensor", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = (t.to(device) for t in batch)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+"""}, misconception="running-loss-tensor"),
+    Mutant("init_weight/moved-leaf", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return (torch.randn(shape) * scale).requires_grad_().to(device)
+"""}, misconception="moved-leaf-no-grad"),
+    Mutant("init_weight/requires-grad-then-scaled", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return torch.randn(shape, device=device, requires_grad=True) * scale
+"""}, misconception="moved-leaf-no-grad"),
+    Mutant("init_weight/unscaled", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return torch.randn(shape, device=device, requires_grad=True)
+"""}),
+    Mutant("init_weight/float64", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return (torch.randn(shape, device=device, dtype=torch.float64) * scale).requires_grad_()
+"""}),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 03_broadcasting_views (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "03_broadcasting_views"
 NOTEBOOK = "03_broadcasting_views.ipynb"
@@ -107,4 +107,116 @@ def centre_first_k(x, k):
 ''',
     }, loses={"q5_centre_first_k_tests"}, says=["Pitfall: a result broadcast to the right shape by accident"]),
     Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "c"\n'}, loses={"quiz_q3_tests"}),
+]
+
+# Generated mutants that behave exactly like a correct answer, and why.
+EQUIVALENT = {
+    "q2_mse_loss_safe_answer/numel-as-len#1": "pred is (N,) or (N, 1), so len(pred) == pred.numel()",
+    "q2_mse_loss_safe_answer/numel-as-len#2": "target is (N,) or (N, 1), so len(target) == target.numel()",
+    "q2_mse_loss_safe_answer/reshape-to-view#1": "an (N,) or (N, 1) tensor can always be viewed as (N,): a size-1 dimension never blocks a view",
+    "q2_mse_loss_safe_answer/reshape-to-view#2": "an (N,) or (N, 1) tensor can always be viewed as (N,): a size-1 dimension never blocks a view",
+    "q5_centre_first_k_answer/keepdim-on#1": "a (1, k) mean broadcasts over the rows exactly as a (k,) one does",
+}
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("broadcast_shape/align-left", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = tuple(a) + (1,) * (n - len(a))
+    b = tuple(b) + (1,) * (n - len(b))
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError("no")
+        out.append(max(x, y))
+    return tuple(out)
+"""}),
+    Mutant("broadcast_shape/max-with-zero", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError("no")
+        out.append(max(x, y))
+    return tuple(out)
+"""}),
+    Mutant("broadcast_shape/runtime-error", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    return tuple(torch.broadcast_shapes(a, b))
+"""}),
+    Mutant("broadcast_shape/list", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    try:
+        return list(torch.broadcast_shapes(a, b))
+    except RuntimeError as error:
+        raise ValueError(str(error))
+"""}),
+    Mutant("mse_loss_safe/column-vs-flat", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    return ((pred - target) ** 2).mean()
+"""}, misconception="column-vs-flat-loss"),
+    Mutant("mse_loss_safe/squeeze-all", equivalent="for (N,) and (N, 1) inputs squeeze() gives (N,), or () against () when N = 1: the same loss", answers={"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    return ((pred.squeeze() - target.squeeze()) ** 2).mean()
+"""}),
+    Mutant("mse_loss_safe/no-grad", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    return torch.tensor(((pred.detach().reshape(-1) - target.reshape(-1)) ** 2).mean().item())
+"""}),
+    Mutant("mse_loss_safe/sum-not-mean", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    return ((pred.reshape(-1) - target.reshape(-1)) ** 2).sum()
+"""}),
+    Mutant("shares_storage/data-ptr", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    return a.data_ptr() == b.data_ptr()
+"""}, misconception="reshape-always-copies"),
+    Mutant("shares_storage/is", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    return a is b or a._base is b or b._base is a
+"""}),
+    Mutant("shares_storage/equal-values", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    return a.numel() <= b.numel() and bool(torch.isin(a.flatten(), b.flatten()).all())
+"""}),
+    Mutant("flat_copy/reshape-always-copies", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    return t.reshape(-1)
+"""}, misconception="reshape-always-copies"),
+    Mutant("flat_copy/view", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    return t.view(-1).clone()
+"""}, misconception="reshape-always-copies"),
+    Mutant("flat_copy/storage-order", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    return torch.as_strided(t, (t.numel(),), (1,)).clone()
+"""}),
+    Mutant("flat_copy/flatten", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    return t.flatten()
+"""}, misconception="reshape-always-copies"),
+    Mutant("centre_first_k/mutates-through-view", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    part = x[:, :k]
+    part -= part.mean(dim=0)
+    return x
+"""}, misconception="mutates-through-view"),
+    Mutant("centre_first_k/row-means", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    out = x.clone()
+    out[:, :k] -= x[:, :k].mean(dim=1, keepdim=True)
+    return out
+"""}, misconception="accidental-broadcast"),
+    Mutant("centre_first_k/all-columns", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    return x - x.mean(dim=0)
+"""}),
+    Mutant("centre_first_k/only-the-k", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    return x[:, :k] - x[:, :k].mean(dim=0)
+"""}, misconception="accidental-broadcast"),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 04_autograd (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "04_autograd"
 NOTEBOOK = "04_autograd.ipynb"
@@ -130,4 +130,155 @@ def descend(f, w0, lr, steps):
     Scenario("records_no_grad_confused", answers={"q5_records_answer": (
         'records = {"p1": False, "p2": True, "p3": True, "p4": False, "p5": True, "p6": True, "p7": True}\n')},
         loses={"q5_records_tests"}, says=["a * b under no_grad"]),
+]
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("walk_graph/no-visited-set", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, queue = [], [], [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None:
+            continue
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    Mutant("walk_graph/first-branch-only", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, node = [], [], t.grad_fn
+    while node is not None:
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+            break
+        ops.append(type(node).__name__)
+        node = node.next_functions[0][0] if node.next_functions else None
+    return {"ops": ops, "leaves": leaves}
+"""}, misconception="static-graph"),
+    Mutant("walk_graph/accumulate-grad-as-op", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        ops.append(type(node).__name__)
+        if hasattr(node, "variable"):
+            leaves.append(node.variable)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    Mutant("walk_graph/leaves-from-inputs-requiring-grad", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            if not any(v is node.variable for v in leaves):
+                leaves.append(node.variable.detach())
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}, misconception="non-leaf-grad"),
+    Mutant("intermediate_grad/non-leaf-grad", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x @ w
+    torch.tanh(h).sum().backward()
+    return h.grad
+"""}, misconception="non-leaf-grad"),
+    Mutant("intermediate_grad/grad-of-w", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), w)
+    return grad
+"""}, misconception="non-leaf-grad"),
+    Mutant("intermediate_grad/keeps-graph", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), h, create_graph=True)
+    return grad
+"""}),
+    Mutant("intermediate_grad/tanh-not-derivative", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    with torch.no_grad():
+        return torch.tanh(x @ w)
+"""}),
+    Mutant("descend/static-graph", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().requires_grad_(True)
+    loss = f(w)
+    for _ in range(steps):
+        (grad,) = torch.autograd.grad(loss, w, retain_graph=True)
+        with torch.no_grad():
+            w -= lr * grad
+    return w.detach()
+"""}, misconception="static-graph"),
+    Mutant("descend/grad-accumulates", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w.detach()
+"""}, misconception="grad-accumulates"),
+    Mutant("descend/mutates-w0", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0
+    for _ in range(steps):
+        w_ = w.detach().requires_grad_(True)
+        (grad,) = torch.autograd.grad(f(w_), w_)
+        w0.sub_(lr * grad)
+    return w0
+"""}),
+    Mutant("descend/keeps-graph", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps):
+        (grad,) = torch.autograd.grad(f(w), w)
+        w = w - lr * grad
+    return w
+"""}),
+    Mutant("descend/one-step-short", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps - 1):
+        loss = f(w)
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach()
+"""}),
+    Mutant("manual_grad/autograd-not-manual", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    w, b = w.detach().requires_grad_(True), b.detach().requires_grad_(True)
+    with torch.enable_grad():
+        return torch.autograd.grad(((x @ w + b) ** 2).mean(), (w, b))
+"""}),
+    Mutant("manual_grad/no-factor-two", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    return x.T @ pred / len(x), pred.sum() / len(x)
+"""}),
+    Mutant("manual_grad/db-as-vector", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    n = x.shape[0]
+    return 2 * x.T @ pred / n, 2 * pred / n
+"""}, misconception="accidental-broadcast"),
+    Mutant("manual_grad/sum-not-mean", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    return 2 * x.T @ pred, 2 * pred.sum()
+"""}),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 05_no_grad (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "05_no_grad"
 NOTEBOOK = "05_no_grad.ipynb"
@@ -80,6 +80,78 @@ def ema_update(ema_model, model, decay):
         ema_param.lerp_(param, 1 - decay)
 ''',
     }),
+    Scenario("alternative_c", answers={
+        "q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    device = next(model.parameters()).device
+    training = model.training
+    model.eval()
+    total, count = torch.zeros((), dtype=torch.float64), 0
+    with torch.no_grad():
+        for x, y in loader:
+            loss = loss_fn(model(x.to(device)), y.to(device), reduction="sum")
+            total += loss.detach().cpu().double()
+            count += y.numel()
+    if training:
+        model.train()
+    return total.item() / count
+""",
+        "q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    device = next(model.parameters()).device
+    weighted, examples = 0.0, 0
+    for inputs, targets in loader:
+        inputs, targets = inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        loss = loss_fn(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        weighted += loss.detach().cpu().item() * targets.shape[0]
+        examples += targets.shape[0]
+    return weighted / examples
+""",
+        "q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    with torch.inference_mode(False), torch.no_grad():
+        out = backbone(x)
+    return out
+""",
+        "q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        ema_params = list(ema_model.parameters())
+        torch._foreach_mul_(ema_params, decay)
+        torch._foreach_add_(ema_params, list(model.parameters()), alpha=1 - decay)
+""",
+    }),
+    Scenario("evaluate_batch_not_moved", answers={
+        "q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x), y).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+""",
+    }, loses={"q1_evaluate_tests"}, says=["Pitfall: model moved but batch not", "Device mismatch in aten."]),
+    Scenario("train_epoch_batch_not_moved", answers={
+        "q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+""",
+    }, loses={"q2_train_epoch_tests"}, says=["Pitfall: model moved but batch not", "Device mismatch in aten."]),
     Scenario("missing_no_grad", answers={
         "q1_evaluate_answer": '''
 def evaluate(model, loader, loss_fn):
@@ -141,4 +213,193 @@ def ema_update(ema_model, model, decay):
 ''',
     }, loses={"q4_ema_update_tests"}, says=["Pitfall: missing no_grad"]),
     Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "c"\n'}, loses={"quiz_q1_tests"}),
+]
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("evaluate/eval-as-no-grad", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for x, y in loader:
+        total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+        count += len(x)
+    model.train(was_training)
+    return total / count
+"""}, misconception="eval-as-no-grad"),
+    Mutant("evaluate/no-grad-without-eval", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    return total / count
+"""}, misconception="eval-as-no-grad"),
+    Mutant("evaluate/always-back-to-train", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    model.train()
+    return total / count
+"""}, misconception="mode-not-restored"),
+    Mutant("evaluate/mean-of-batch-means", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        losses = [loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() for x, y in loader]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+"""}),
+    Mutant("evaluate/returns-tensor", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total = total + loss_fn(model(x.to(DEVICE)), y.to(DEVICE)) * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+"""}, misconception="running-loss-tensor"),
+    Mutant("evaluate/submodules-left-in-eval", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    model.training = was_training
+    return total / count
+"""}, misconception="mode-not-restored"),
+    Mutant("train_epoch/running-loss-tensor", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss * len(x)
+        count += len(x)
+    return total.item() / count
+"""}, misconception="running-loss-tensor"),
+    Mutant("train_epoch/list-of-losses", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    losses, sizes = [], []
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss * len(x))
+        sizes.append(len(x))
+    return float(sum(losses)) / sum(sizes)
+"""}, misconception="running-loss-tensor"),
+    Mutant("train_epoch/loss-after-step", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        with torch.no_grad():
+            total += loss_fn(model(x), y).item() * len(x)
+        count += len(x)
+    return total / count
+"""}),
+    Mutant("train_epoch/zero-grad-once", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    optimizer.zero_grad()
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}, misconception="grad-accumulates"),
+    Mutant("train_epoch/eval-mode", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    model.eval()
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    model.train()
+    return total / count
+"""}, misconception="mode-not-restored"),
+    Mutant("frozen_features/graph-kept", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    return backbone(x)
+"""}, misconception="missing-no-grad"),
+    Mutant("frozen_features/eval-as-no-grad", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    backbone.eval()
+    return backbone(x)
+"""}, misconception="eval-as-no-grad"),
+    Mutant("frozen_features/requires-grad-false", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    out = backbone(x)
+    out.requires_grad = False
+    return out
+"""}, misconception="missing-no-grad"),
+    Mutant("frozen_features/no-grad-on-input", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    return backbone(x.detach())
+"""}, misconception="missing-no-grad"),
+    Mutant("ema_update/records", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+        if ema_param.requires_grad:
+            ema_param.data.mul_(decay).add_(param.data * (1 - decay))
+        else:
+            ema_param.mul_(decay).add_(param * (1 - decay))
+"""}, misconception="missing-no-grad"),
+    Mutant("ema_update/rebinds", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param = decay * ema_param + (1 - decay) * param
+"""}),
+    Mutant("ema_update/swapped-decay", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(1 - decay).add_(param, alpha=decay)
+"""}),
+    Mutant("ema_update/new-parameters", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for (name, ema_param), param in zip(list(ema_model.named_parameters()), model.parameters()):
+            module_name, _, attr = name.rpartition(".")
+            owner = ema_model.get_submodule(module_name) if module_name else ema_model
+            setattr(owner, attr, nn.Parameter(decay * ema_param + (1 - decay) * param))
+"""}),
+    Mutant("ema_update/returns-model", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+    return ema_model
+"""}),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 06_modules (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "06_modules"
 NOTEBOOK = "06_modules.ipynb"
@@ -173,4 +173,184 @@ class PositionalScale(nn.Module):
 ''',
     }, loses={"q3_positional_scale_tests"}, says=["Pitfall: a bare tensor attribute"]),
     Scenario("quiz_wrong", answers={"quiz_q2_answer": 'q2 = "c"\n'}, loses={"quiz_q2_tests"}),
+]
+
+# Generated mutants that behave exactly like a correct answer, and why.
+EQUIVALENT = {
+    "q3_positional_scale_answer/drop-dtype-kwarg#1": "1.0 / (1.0 + an int64 arange) is float32 all the same: the division promotes to the default float dtype",
+}
+
+RUNNING_NORM = """
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        {init}
+
+    def forward(self, x):
+        {forward}
+"""
+
+
+def running_norm(init: str, forward: str) -> dict:
+    return {"q1_running_norm_answer": RUNNING_NORM.replace("{init}", init).replace("{forward}", forward)}
+
+
+TRAIN_EVAL = """if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)"""
+BUFFERS = """self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))"""
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("running_norm/statistics-as-parameter", running_norm(
+        """self.running_mean = nn.Parameter(torch.zeros(num_features), requires_grad=False)
+        self.running_var = nn.Parameter(torch.ones(num_features), requires_grad=False)""", TRAIN_EVAL),
+        misconception="statistics-as-parameter"),
+    Mutant("running_norm/bare-tensors", running_norm(
+        """self.running_mean = torch.zeros(num_features)
+        self.running_var = torch.ones(num_features)""", TRAIN_EVAL), misconception="bare-tensor-attribute"),
+    Mutant("running_norm/non-persistent", running_norm(
+        """self.register_buffer("running_mean", torch.zeros(num_features), persistent=False)
+        self.register_buffer("running_var", torch.ones(num_features), persistent=False)""", TRAIN_EVAL)),
+    Mutant("running_norm/updated-in-eval", running_norm(BUFFERS, """mean, var = x.mean(0), x.var(0, unbiased=False)
+        with torch.no_grad():
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        if not self.training:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)"""), misconception="buffer-updated-in-eval"),
+    Mutant("running_norm/batch-stats-in-eval", running_norm(BUFFERS, """mean, var = x.mean(0), x.var(0, unbiased=False)
+        if self.training:
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        return (x - mean) / torch.sqrt(var + self.eps)""")),
+    Mutant("running_norm/rebinds-with-graph", running_norm(BUFFERS, """if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean
+            self.running_var = (1 - self.momentum) * self.running_var + self.momentum * x.var(0, unbiased=True)
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)"""), misconception="missing-no-grad"),
+    Mutant("running_norm/biased-running-var", running_norm(BUFFERS, TRAIN_EVAL.replace(
+        "x.var(0, unbiased=True)", "var"))),
+    Mutant("running_norm/momentum-swapped", running_norm(BUFFERS, TRAIN_EVAL.replace(
+        "mul_(1 - self.momentum).add_(self.momentum * mean)", "mul_(self.momentum).add_((1 - self.momentum) * mean)"))),
+    Mutant("mlp/python-list", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}, misconception="python-list-of-layers"),
+    Mutant("mlp/relu-after-last", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.net = nn.Sequential(*[m for a, b in zip(sizes[:-1], sizes[1:]) for m in (nn.Linear(a, b), nn.ReLU())])
+
+    def forward(self, x):
+        return self.net(x)
+"""}),
+    Mutant("mlp/first-layer-registered-only", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.first = nn.Linear(sizes[0], sizes[1])
+        self.rest = [nn.Linear(a, b) for a, b in zip(sizes[1:-1], sizes[2:])]  # only the first is registered
+
+    def forward(self, x):
+        x = self.first(x)
+        for layer in self.rest:
+            x = layer(torch.relu(x))
+        return x
+"""}, misconception="python-list-of-layers"),
+    Mutant("mlp/tanh", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.tanh(x)
+        return x
+"""}),
+    Mutant("positional_scale/bare-tensor", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.scale = 1.0 / (1.0 + torch.arange(length, dtype=torch.float32))
+
+    def forward(self, x):
+        return x * self.scale
+"""}, misconception="bare-tensor-attribute"),
+    Mutant("positional_scale/frozen-parameter", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.scale = nn.Parameter(1.0 / (1.0 + torch.arange(length, dtype=torch.float32)), requires_grad=False)
+
+    def forward(self, x):
+        return x * self.scale
+"""}, misconception="statistics-as-parameter"),
+    Mutant("positional_scale/non-persistent", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(length, dtype=torch.float32)), persistent=False)
+
+    def forward(self, x):
+        return x * self.scale
+"""}),
+    Mutant("positional_scale/off-by-one", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / torch.arange(1, length + 2, dtype=torch.float32)[1:])
+
+    def forward(self, x):
+        return x * self.scale
+"""}),
+    Mutant("parameter_count/state-dict", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    buffers = sum(v.numel() for v in model.state_dict().values()) - trainable - frozen
+    return {"trainable": trainable, "frozen": frozen, "buffers": buffers}
+"""}),
+    Mutant("parameter_count/shared-counted-twice", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    params = [p for m in model.modules() for p in m.parameters(recurse=False)]
+    return {"trainable": sum(p.numel() for p in params if p.requires_grad),
+            "frozen": sum(p.numel() for p in params if not p.requires_grad),
+            "buffers": sum(b.numel() for b in model.buffers())}
+"""}),
+    Mutant("parameter_count/frozen-as-buffers", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    return {"trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            "frozen": 0,
+            "buffers": sum(b.numel() for b in model.buffers()) + sum(p.numel() for p in model.parameters() if not p.requires_grad)}
+"""}),
+    Mutant("parameter_count/tensors-not-elements", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    return {"trainable": sum(1 for p in model.parameters() if p.requires_grad),
+            "frozen": sum(1 for p in model.parameters() if not p.requires_grad),
+            "buffers": sum(1 for b in model.buffers())}
+"""}, misconception="len-as-numel"),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 07_checkpoints (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "07_checkpoints"
 NOTEBOOK = "07_checkpoints.ipynb"
@@ -65,6 +65,72 @@ def load_state_on(path, device):
     return torch.load(path, map_location=torch.device(device))
 ''',
     }),
+    Scenario("alternative_c", answers={
+        "q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    state = {}
+    state["model"] = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+    state["optimizer"] = optimizer.state_dict()
+    state["epoch"] = epoch
+    state["config"] = {"lr": config.lr, "momentum": config.momentum, "hidden": config.hidden}
+    torch.save(state, Path(path))
+""",
+        "q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+    with open(path, "rb") as handle:
+        checkpoint = torch.load(handle, map_location=str(device), weights_only=True)
+    model = make_model()
+    model.to(device)
+    model.load_state_dict(checkpoint["model"], strict=True)
+    optimizer = make_optimizer(list(model.parameters()))
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+""",
+        "q3_load_untrusted_answer": """
+def load_untrusted(path):
+    import pickle
+    try:
+        with open(path, "rb") as handle:
+            return torch.load(handle, weights_only=True, map_location="cpu")
+    except (pickle.UnpicklingError, RuntimeError) as error:
+        raise ValueError(f"{path} is not plain data") from error
+""",
+        "q4_load_state_on_answer": """
+def load_state_on(path, device):
+    state = torch.load(path, map_location={"cuda:0": "cpu", "cpu": "cpu"}, weights_only=True)
+    return {name: value.to(device) for name, value in state.items()}
+""",
+    }),
+    Scenario("model_not_moved", answers={
+        "q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+""",
+    }, loses={"q2_load_checkpoint_tests"},
+        says=["the devices of the parameters of load_checkpoint(<file>, ..., meta)'s model: wrong value"]),
+    Scenario("unsafe_load_checkpoint", answers={
+        "q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+    checkpoint = torch.load(path, map_location=device, weights_only=False)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+""",
+    }, loses={"q2_load_checkpoint_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
+    Scenario("unsafe_load_state_on", answers={
+        "q4_load_state_on_answer": """
+def load_state_on(path, device):
+    return torch.load(path, map_location=device, weights_only=False)
+""",
+    }, loses={"q4_load_state_on_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
     Scenario("saved_model_object", answers={
         "q1_save_checkpoint_answer": '''
 def save_checkpoint(path, model, optimizer, epoch, config):
@@ -110,4 +176,160 @@ def load_untrusted(path):
 ''',
     }, loses={"q3_load_untrusted_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
     Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "b"\n'}, loses={"quiz_q3_tests"}),
+]
+
+LOAD = """
+def load_checkpoint(path, make_model, make_optimizer, device):
+{body}
+"""
+
+
+def load_checkpoint(body: str) -> dict:
+    return {"q2_load_checkpoint_answer": LOAD.replace("{body}", body)}
+
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("save_checkpoint/model-object", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model, "optimizer": optimizer.state_dict(), "epoch": epoch,
+                "config": dataclasses.asdict(config)}, path)
+"""}, misconception="saved-model-object"),
+    Mutant("save_checkpoint/optimizer-object", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer, "epoch": epoch,
+                "config": dataclasses.asdict(config)}, path)
+"""}, misconception="saved-model-object"),
+    Mutant("save_checkpoint/namespace-config", {"q1_save_checkpoint_answer": """
+import argparse
+
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                "config": argparse.Namespace(**dataclasses.asdict(config))}, path)
+"""}, misconception="config-not-plain"),
+    Mutant("save_checkpoint/no-optimizer", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": None, "epoch": epoch,
+                "config": dataclasses.asdict(config)}, path)
+"""}, misconception="optimizer-state-dropped"),
+    Mutant("save_checkpoint/param-groups-only", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": {"state": {}, "param_groups": optimizer.state_dict()["param_groups"]},
+                "epoch": epoch, "config": dataclasses.asdict(config)}, path)
+"""}, misconception="optimizer-state-dropped"),
+    Mutant("save_checkpoint/epoch-as-tensor", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": torch.tensor(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),
+    Mutant("load_checkpoint/optimizer-state-dropped", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    return model, make_optimizer(model.parameters()), checkpoint["epoch"], checkpoint["config"]"""),
+        misconception="optimizer-state-dropped"),
+    Mutant("load_checkpoint/optimizer-before-move", load_checkpoint("""
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model = model.to(device)
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    Mutant("load_checkpoint/optimizer-on-another-model", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    optimizer = make_optimizer(make_model().to(device).parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model = make_model().to(device)
+    model.load_state_dict(checkpoint["model"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    Mutant("load_checkpoint/assign-after-optimizer", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model().to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model.load_state_dict(checkpoint["model"], assign=True)
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    Mutant("load_checkpoint/model-not-moved", load_checkpoint("""
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]""")),
+    Mutant("load_checkpoint/unsafe", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=False)
+    model = make_model().to(device)
+    model.load_state_dict(checkpoint["model"])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="unsafe-load"),
+    Mutant("load_checkpoint/no-map-location", load_checkpoint("""
+    checkpoint = torch.load(path, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]""")),
+    Mutant("load_checkpoint/epoch-plus-one", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"] + 1, checkpoint["config"]""")),
+    Mutant("load_checkpoint/config-as-dataclass", load_checkpoint("""
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], TrainConfig(**checkpoint["config"])"""), misconception="config-not-plain"),
+    Mutant("load_untrusted/unsafe-then-check", {"q3_load_untrusted_answer": """
+def load_untrusted(path):
+    checkpoint = torch.load(path, weights_only=False)
+    if not isinstance(checkpoint, dict):
+        raise ValueError("not a checkpoint dict")
+    return checkpoint
+"""}, misconception="unsafe-load"),
+    Mutant("load_untrusted/returns-none", {"q3_load_untrusted_answer": """
+def load_untrusted(path):
+    try:
+        return torch.load(path, weights_only=True)
+    except Exception:
+        return None
+"""}),
+    Mutant("load_untrusted/wrong-exception", {"q3_load_untrusted_answer": """
+def load_untrusted(path):
+    return torch.load(path, weights_only=True)
+"""}),
+    Mutant("load_untrusted/safe-globals-added", {"q3_load_untrusted_answer": """
+def load_untrusted(path):
+    import pickle
+    needs = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    try:
+        with torch.serialization.safe_globals([TrainConfig]):
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"needs {needs}") from None
+"""}, misconception="config-not-plain"),
+    Mutant("load_state_on/unsafe", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    return torch.load(path, map_location=device, weights_only=False)
+"""}, misconception="unsafe-load"),
+    Mutant("load_state_on/no-map-location", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    return {name: t.to(device) for name, t in torch.load(path, weights_only=True).items()}
+"""}),
+    Mutant("load_state_on/to-not-assigned", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    for tensor in state.values():
+        tensor.to(device)
+    return state
+"""}, misconception="to-not-assigned"),
 ]

@@ -1,5 +1,5 @@
 """Scripted submissions for assignment 08_capstone (see unit01.py)."""
-from scenarios import Scenario
+from scenarios import Mutant, Scenario
 
 ASSIGNMENT = "08_capstone"
 NOTEBOOK = "08_capstone.ipynb"
@@ -11,6 +11,60 @@ def make_regressor():
     return model
 
 '''
+
+
+REGRESSOR = """
+class Regressor(nn.Module):
+    def __init__(self, in_features, hidden=16):
+        super().__init__()
+        {statistics}
+        self.net = nn.Sequential(nn.Linear(in_features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def fit_normaliser(self, x):
+        {fit}
+
+    def forward(self, x):
+        return self.net((x - self.mean) / self.std).squeeze(-1)
+"""
+BUFFERS = """self.register_buffer("mean", torch.zeros(in_features))
+        self.register_buffer("std", torch.ones(in_features))"""
+FIT = """with torch.no_grad():
+            self.mean.copy_(x.mean(0))
+            self.std.copy_(x.std(0))"""
+
+
+def regressor(statistics: str = BUFFERS, fit: str = FIT) -> dict:
+    return {"q1_regressor_answer": REGRESSOR.replace("{statistics}", statistics).replace("{fit}", fit)}
+
+
+RUN = RUN_PREFIX + """
+def run(folder, epochs, device, stop_after=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+    path = Path(folder) / "checkpoint.pt"
+    torch.manual_seed(0)
+    {model}
+    {optimizer}
+    history = []
+    if path.exists():
+        checkpoint = torch.load(path, {load})
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        history = checkpoint["history"]
+    for epoch in range(len(history) + 1, epochs + 1):
+        train_loss = train_epoch(model, batches(*make_data(seed=0)), F.mse_loss, optimizer, device)
+        val_loss = evaluate(model, batches(*make_data(seed=1)), F.mse_loss, device)
+        history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss})
+        torch.save({"model": {saved}, "optimizer": optimizer.state_dict(), "history": history}, path)
+        if stop_after is not None and epoch >= stop_after:
+            break
+    return history
+"""
+
+
+def run_answer(model="model = make_model().to(device)", optimizer="optimizer = torch.optim.Adam(model.parameters(), lr=0.01)",
+               load="map_location=device, weights_only=True", saved="model.state_dict()") -> dict:
+    return {"q4_run_answer": RUN.replace("{model}", model).replace("{optimizer}", optimizer)
+            .replace("{load}", load).replace("{saved}", saved)}
+
 
 SCENARIOS = [
     Scenario("solution"),
@@ -145,6 +199,65 @@ def run(folder, epochs, device, stop_after=None, make_model=make_regressor, trai
     return history
 ''',
     }),
+    Scenario("alternative_c", answers={
+        **regressor(fit="""self.mean.copy_(x.detach().mean(0))
+        self.std.copy_(x.detach().std(0))"""),
+        "q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer, device):
+    model.to(device)
+    sums = torch.zeros(2, dtype=torch.float64)
+    for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        for p in model.parameters():
+            p.grad = None
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        sums += torch.tensor([loss.detach().cpu().item() * len(y), len(y)], dtype=torch.float64)
+    return (sums[0] / sums[1]).item()
+""",
+        "q3_evaluate_answer": """
+def evaluate(model, loader, loss_fn, device):
+    states = [m.training for m in model.modules()]
+    model.eval()
+    with torch.inference_mode():
+        total = sum(loss_fn(model(x.to(device)), y.to(device), reduction="sum").item() for x, y in loader)
+        count = sum(len(y) for _, y in loader)
+    for m, state in zip(model.modules(), states):
+        m.training = state
+    return total / count
+""",
+        **run_answer(model="model = make_model()\n    model.to(device)",
+                     load="map_location=torch.device(device), weights_only=True"),
+    }),
+    Scenario("statistics_as_parameter", answers=regressor(
+        statistics="""self.mean = nn.Parameter(torch.zeros(in_features), requires_grad=False)
+        self.std = nn.Parameter(torch.ones(in_features), requires_grad=False)"""),
+        loses={"q1_regressor_tests"}, says=["Pitfall: statistics stored as a Parameter"]),
+    Scenario("fit_normaliser_records", answers=regressor(fit="""self.mean.copy_(x.mean(0))
+        self.std.copy_(x.std(0))"""),
+        loses={"q1_regressor_tests"}, says=["Pitfall: missing no_grad", "fit_normaliser(x) on an x that requires grad"]),
+    Scenario("evaluate_batch_not_moved", answers={
+        "q3_evaluate_answer": """
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x), y).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+""",
+    }, loses={"q3_evaluate_tests"}, says=["Pitfall: model moved but batch not", "Device mismatch in aten."]),
+    Scenario("run_model_not_moved", answers=run_answer(model="model = make_model()"),
+             loses={"q4_run_tests"}, says=["with meta as the device: Device mismatch in aten."]),
+    Scenario("run_trains_nothing", answers=run_answer(
+        optimizer="optimizer = torch.optim.Adam(make_model().to(device).parameters(), lr=0.01)"),
+        loses={"q4_run_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
+    Scenario("run_unsafe_load", answers=run_answer(load="map_location=device, weights_only=False"),
+             loses={"q4_run_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
     Scenario("column_predictions", answers={
         "q1_regressor_answer": '''
 class Regressor(nn.Module):
@@ -240,4 +353,119 @@ def run(folder, epochs, device, stop_after=None, make_model=make_regressor, trai
 ''',
     }, loses={"q4_run_tests"}, says=["Pitfall: optimiser state dropped"]),
     Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "b"\n'}, loses={"quiz_q1_tests"}),
+]
+
+
+def with_default_run(*changes: tuple[str, str]) -> dict:
+    """The default run (run_answer()) with each (old, new) change made."""
+    code = run_answer()["q4_run_answer"]
+    for old, new in changes:
+        assert old in code, old
+        code = code.replace(old, new)
+    return {"q4_run_answer": code}
+
+
+TRAIN_EPOCH = """
+def train_epoch(model, loader, loss_fn, optimizer, device):
+    total, count = 0.0, 0
+    {zero_once}for x, y in loader:
+        {move}
+        {zero}loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        {log}
+        count += len(x)
+    return {result}
+"""
+
+
+def train_epoch(move="x, y = x.to(device), y.to(device)", zero="optimizer.zero_grad()\n        ", zero_once="",
+                log="total += loss.item() * len(x)", result="total / count") -> dict:
+    return {"q2_train_epoch_answer": TRAIN_EPOCH.replace("{move}", move).replace("{zero}", zero)
+            .replace("{zero_once}", zero_once).replace("{log}", log).replace("{result}", result)}
+
+
+EVALUATE = """
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    {eval}
+    total, count = 0.0, 0
+    with {context}:
+        for x, y in loader:
+            total += loss_fn(model({x}), {y}).item() * len(x)
+            count += len(x)
+    {restore}
+    return total / count
+"""
+
+
+def evaluate(eval="model.eval()", context="torch.no_grad()", x="x.to(device)", y="y.to(device)",
+             restore="model.train(was_training)") -> dict:
+    return {"q3_evaluate_answer": EVALUATE.replace("{eval}", eval).replace("{context}", context)
+            .replace("{x}", x).replace("{y}", y).replace("{restore}", restore)}
+
+
+# Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
+MUTANTS = [
+    Mutant("regressor/statistics-as-parameter", regressor(
+        statistics="""self.mean = nn.Parameter(torch.zeros(in_features), requires_grad=False)
+        self.std = nn.Parameter(torch.ones(in_features), requires_grad=False)"""), misconception="statistics-as-parameter"),
+    Mutant("regressor/trainable-statistics", regressor(
+        statistics="""self.mean = nn.Parameter(torch.zeros(in_features))
+        self.std = nn.Parameter(torch.ones(in_features))"""), misconception="statistics-as-parameter"),
+    Mutant("regressor/bare-statistics", regressor(
+        statistics="""self.mean = torch.zeros(in_features)
+        self.std = torch.ones(in_features)""", fit="self.mean, self.std = x.mean(0), x.std(0)"),
+        misconception="bare-tensor-attribute"),
+    Mutant("regressor/fit-records", regressor(fit="""self.mean.copy_(x.mean(0))
+        self.std.copy_(x.std(0))"""), misconception="missing-no-grad"),
+    Mutant("regressor/fit-rebinds-with-graph", regressor(fit="""self.mean = x.mean(0)
+        self.std = x.std(0)"""), misconception="missing-no-grad"),
+    Mutant("regressor/biased-std", regressor(fit="""with torch.no_grad():
+            self.mean.copy_(x.mean(0))
+            self.std.copy_(x.std(0, unbiased=False))""")),
+    Mutant("regressor/fit-leaves-statistics-on-cpu", regressor(fit="""with torch.no_grad():
+            self.mean = x.mean(0).cpu()
+            self.std = x.std(0).cpu()"""), misconception="created-on-default-device"),
+    Mutant("regressor/column-output", {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", "")},
+           misconception="column-vs-flat-loss"),
+    Mutant("regressor/squeeze-all", {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")},
+           misconception="column-vs-flat-loss"),
+    Mutant("train_epoch/batch-not-moved", train_epoch(move="pass"), misconception="batch-not-moved"),
+    Mutant("train_epoch/target-not-moved", train_epoch(move="x = x.to(device)"), misconception="batch-not-moved"),
+    Mutant("train_epoch/to-not-assigned", train_epoch(move="x.to(device), y.to(device)"), misconception="to-not-assigned"),
+    Mutant("train_epoch/running-loss-tensor", train_epoch(log="total = total + loss * len(x)", result="(total / count).item()"),
+           misconception="running-loss-tensor"),
+    Mutant("train_epoch/returns-tensor", train_epoch(log="total += loss.detach() * len(x)"), misconception="running-loss-tensor"),
+    Mutant("train_epoch/zero-grad-once", train_epoch(zero="", zero_once="optimizer.zero_grad()\n    "),
+           misconception="grad-accumulates"),
+    Mutant("train_epoch/unweighted", train_epoch(log="total += loss.item()", result="total / len(loader)")),
+    Mutant("evaluate/missing-no-grad", evaluate(context="torch.enable_grad()"), misconception="eval-as-no-grad"),
+    Mutant("evaluate/batch-not-moved", evaluate(x="x", y="y"), misconception="batch-not-moved"),
+    Mutant("evaluate/target-not-moved", evaluate(y="y"), misconception="batch-not-moved"),
+    Mutant("evaluate/no-eval", evaluate(eval="pass"), misconception="eval-as-no-grad"),
+    Mutant("evaluate/always-train-after", evaluate(restore="model.train()"), misconception="mode-not-restored"),
+    Mutant("evaluate/left-in-eval", evaluate(restore="pass"), misconception="mode-not-restored"),
+    Mutant("run/model-not-moved", run_answer(model="model = make_model()")),
+    Mutant("run/optimizer-on-another-model", run_answer(
+        optimizer="optimizer = torch.optim.Adam(make_model().to(device).parameters(), lr=0.01)"),
+        misconception="optimizer-on-old-parameters"),
+    Mutant("run/optimizer-before-move", run_answer(
+        model="model = make_model()\n    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n    model = model.to(device)",
+        optimizer=""), misconception="optimizer-on-old-parameters"),
+    Mutant("run/unsafe-load", run_answer(load="map_location=device, weights_only=False"), misconception="unsafe-load"),
+    Mutant("run/no-map-location", run_answer(load="weights_only=True")),
+    Mutant("run/model-object-saved", run_answer(saved="model"), misconception="saved-model-object"),
+    Mutant("run/seed-after-model", with_default_run(("    torch.manual_seed(0)\n    model = make_model().to(device)",
+                                                     "    model = make_model().to(device)\n    torch.manual_seed(0)"))),
+    Mutant("run/sgd", run_answer(optimizer="optimizer = torch.optim.SGD(model.parameters(), lr=0.01)")),
+    Mutant("run/history-not-restored", with_default_run(('history = checkpoint["history"]',
+                                                         'history = [None] * len(checkpoint["history"])'))),
+    Mutant("run/checkpoint-before-training", with_default_run(
+        ("        torch.save({\"model\": model.state_dict(), \"optimizer\": optimizer.state_dict(), \"history\": history}, path)\n", ""),
+        ("        train_loss = train_epoch(", "        torch.save({\"model\": model.state_dict(), \"optimizer\": optimizer.state_dict(), "
+                                            "\"history\": history}, path)\n        train_loss = train_epoch("))),
+    Mutant("run/stop-one-late", with_default_run(("epoch >= stop_after", "epoch > stop_after"))),
+    Mutant("run/optimizer-state-dropped", with_default_run(('        optimizer.load_state_dict(checkpoint["optimizer"])\n', "")),
+           misconception="optimizer-state-dropped"),
 ]

@@ -1,0 +1,184 @@
+"""The project's own mutation check (tests/mutation.py), on a fixed sample, and the machinery.
+
+The sample holds the wrong answers issue 15 found passing (a batch or model never moved to the
+device, weights_only=False on files from elsewhere, a float16 input promoted to float32, a run that
+trains nothing, a normaliser recorded by autograd, statistics as a Parameter) and the correct
+answers it found failing (a loss read with .detach().cpu().item() on meta, a device picker asking
+torch.cuda.device_count()): every wrong one must be caught, naming its misconception where it has
+one, and every correct one must pass every test cell, in the same runner. The full run is
+`python benchmarks/mutation_score.py`."""
+import re
+import time
+
+import pytest
+
+import mutation
+from autograder.misconceptions import CATALOGUE
+from scenarios import Mutant
+
+# unit -> (mutants by name that must be caught, correct variants by student that must pass)
+# Mutants named in NAMES must also name that misconception in their feedback.
+SAMPLE = {
+    "unit02": (["q3_add_bias_column_answer/drop-dtype-kwarg#1", "train_step/batch-not-moved",
+                "move_to/to-not-assigned"], ["alternative_c"]),
+    "unit05": (["q1_evaluate_answer/drop-to-device#1", "q2_train_epoch_answer/to-not-assigned#1",
+                "evaluate/eval-as-no-grad"], ["alternative_c"]),
+    "unit07": (["q2_load_checkpoint_answer/drop-to-device#1", "q2_load_checkpoint_answer/unsafe-load#1",
+                "q4_load_state_on_answer/unsafe-load#1", "load_checkpoint/optimizer-before-move"], ["alternative_c"]),
+    "unit08": (["regressor/statistics-as-parameter", "regressor/fit-records", "q3_evaluate_answer/drop-to-device#1",
+                "run/model-not-moved", "run/optimizer-on-another-model", "run/unsafe-load"], ["alternative_c"]),
+}
+
+NAMES = {
+    "move_to/to-not-assigned": "to-not-assigned",
+    "train_step/batch-not-moved": "batch-not-moved",
+    "q1_evaluate_answer/drop-to-device#1": "batch-not-moved",
+    "q2_train_epoch_answer/to-not-assigned#1": "batch-not-moved",  # the batch stays where it was: that is what it says
+    "evaluate/eval-as-no-grad": "eval-as-no-grad",
+    "q2_load_checkpoint_answer/unsafe-load#1": "unsafe-load",
+    "q4_load_state_on_answer/unsafe-load#1": "unsafe-load",
+    "load_checkpoint/optimizer-before-move": "optimizer-on-old-parameters",
+    "regressor/statistics-as-parameter": "statistics-as-parameter",
+    "regressor/fit-records": "missing-no-grad",
+    "q3_evaluate_answer/drop-to-device#1": "batch-not-moved",
+    "run/optimizer-on-another-model": "optimizer-on-old-parameters",
+    "run/unsafe-load": "unsafe-load",
+}
+
+# The 28 misconceptions of the curriculum map: each must have a mutant standing for it.
+CURRICULUM = [
+    "len-as-numel", "size-not-called", "integer-truncation", "precision-as-bug",
+    "to-not-assigned", "batch-not-moved", "created-on-default-device", "moved-leaf-no-grad",
+    "column-vs-flat-loss", "mutates-through-view", "reshape-always-copies", "accidental-broadcast",
+    "non-leaf-grad", "grad-accumulates", "static-graph",
+    "missing-no-grad", "eval-as-no-grad", "running-loss-tensor", "mode-not-restored",
+    "bare-tensor-attribute", "python-list-of-layers", "statistics-as-parameter", "buffer-updated-in-eval",
+    "saved-model-object", "optimizer-state-dropped", "optimizer-on-old-parameters", "unsafe-load", "config-not-plain",
+]
+
+
+@pytest.fixture(scope="module")
+def sample_results():
+    """Each sampled unit's mutants and variants, run once: {unit: (mutants, variants, results)}."""
+    out, start = {}, time.perf_counter()
+    for unit, (names, students) in SAMPLE.items():
+        by_name = {m.name: m for m in mutation.all_mutants(unit)}
+        missing = [n for n in names if n not in by_name]
+        assert not missing, f"{unit}: the sample names mutants that no longer exist: {missing}"
+        mutants = [by_name[n] for n in names]
+        variants = [s for s in mutation.correct_variants(unit) if s.student in students]
+        assert len(variants) == len(students), f"{unit}: sampled variants missing"
+        results = mutation.run_jobs(mutation.unit_module(unit).ASSIGNMENT,
+                                    mutation.mutant_jobs(mutants) + mutation.variant_jobs(unit, variants))
+        out[unit] = (mutants, variants, results)
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+@pytest.mark.parametrize("unit", SAMPLE)
+def test_sampled_mutants_are_caught_naming_their_misconception(unit, sample_results, covered):
+    mutants, _, results = sample_results[unit]
+    survivors = [m.name for m in mutants if not mutation.caught(m, results[m.name])]
+    assert not survivors, f"{unit}: mutants the hidden tests let through: {survivors}"
+    for m in mutants:
+        if m.name in NAMES:
+            text = " ".join(results[m.name]["failed"].values())
+            name = CATALOGUE[NAMES[m.name]].name
+            assert f"Pitfall: {name}." in text, f"{m.name} was caught, but its feedback does not name {name!r}: {text[:400]}"
+    covered(f"{unit}: {len(mutants)} sampled mutants caught")
+
+
+@pytest.mark.parametrize("unit", SAMPLE)
+def test_sampled_correct_variants_pass_every_test_cell(unit, sample_results):
+    _, variants, results = sample_results[unit]
+    for s in variants:
+        result = results[f"variant:{s.student}"]
+        assert not result["failed"], f"{unit} {s.student}: a correct answer failed: {result['failed']}"
+        assert len(result["ran"]) > 0
+
+
+def test_sample_runs_in_reasonable_time(sample_results, covered):
+    covered(f"sampled mutation check: {sample_results['seconds']:.1f} s")
+    assert sample_results["seconds"] < 120
+
+
+@pytest.fixture(scope="module")
+def runner_results():
+    """One server for 01_tensors, jobs in order (workers=1): a broken answer, a poisoned one that
+    breaks torch for whoever comes next, then the reference solution."""
+    broken = {"q4_tensor_bytes_answer": "def tensor_bytes(shape, dtype):\n    raise NotImplementedError()\n"}
+    poison = {"q1_describe_answer": "import torch\ntorch.zeros = None\ndef describe(t):\n    return {}\n"}
+    return mutation.run_jobs("01_tensors", [{"name": "broken", "answers": broken, "only": None},
+                                            {"name": "poison", "answers": poison, "only": ["q1_describe_tests"]},
+                                            {"name": "solution", "answers": {}, "only": None}], workers=1)
+
+
+def test_the_runner_fails_what_is_wrong_and_passes_the_solution(runner_results):
+    """Guards every test above: an answer that raises fails its test cell and only that one; the
+    reference solution fails none; a test cell's message and line come back."""
+    assert set(runner_results["broken"]["failed"]) == {"q4_tensor_bytes_tests"}
+    assert re.search(r"NotImplementedError.*\(line \d+ of the cell\)", runner_results["broken"]["failed"]["q4_tensor_bytes_tests"])
+    assert runner_results["solution"]["failed"] == {}
+    assert "q4_tensor_bytes_tests" in runner_results["solution"]["ran"]
+
+
+def test_each_job_runs_in_a_fresh_process(runner_results):
+    """State one mutant leaves behind (a patched torch) never reaches the next job."""
+    assert set(runner_results["poison"]["failed"]) == {"q1_describe_tests"}
+    assert runner_results["poison"]["ran"] == ["q1_describe_tests"]
+    assert runner_results["solution"]["failed"] == {}
+
+
+def test_operators_make_the_mutants_they_promise():
+    code = '''def f(x, device):
+    """x.to(device) in a docstring is left alone."""
+    y = x.to(device)  # so is x.to(device) in a comment
+    with torch.no_grad():
+        z = y.reshape(-1).detach().item()
+    return z
+'''
+    made = {}
+    for op in mutation.OPERATORS:
+        spans = mutation.text_spans(code)
+        sites = [m for m in re.finditer(op.pattern, code, op.flags)
+                 if not any(a <= m.start() and m.end() <= b for a, b in spans)]
+        made[op.name] = len(sites)
+    assert made["drop-to-device"] == 1
+    assert made["drop-no-grad"] == 1
+    assert made["reshape-to-view"] == 1
+    assert made["drop-detach"] == 1 and made["drop-item"] == 1
+
+
+def test_every_curriculum_misconception_has_a_mutant():
+    keys = set()
+    for unit in mutation.UNITS:
+        keys |= {m.misconception for m in mutation.all_mutants(unit) if not m.equivalent}
+    assert set(CURRICULUM) <= set(CATALOGUE)
+    missing = [k for k in CURRICULUM if k not in keys]
+    assert not missing, f"misconceptions no mutant stands for: {missing}"
+    unknown = keys - set(CATALOGUE) - {""}
+    assert not unknown, f"mutants name misconceptions the catalogue lacks: {unknown}"
+
+
+def test_every_equivalent_mutant_gives_its_reason():
+    for unit in mutation.UNITS:
+        for m in mutation.all_mutants(unit):
+            assert isinstance(m, Mutant)
+            if m.equivalent:
+                assert len(m.equivalent) > 20, f"{unit} {m.name}: an equivalent mutant needs its reason"
+
+
+def test_every_code_exercise_has_two_correct_variants(covered):
+    """Exercises that write code; an answer that is a value (no def, no class) has one right value."""
+    counted = 0
+    for unit in mutation.UNITS:
+        module = mutation.unit_module(unit)
+        variants = [s for s in mutation.correct_variants(unit) if s.answers]
+        solutions = {c["grade_id"]: c["code"] for c in mutation.notebook_cells(module.ASSIGNMENT) if c["kind"] == "answer"}
+        for exercise in mutation.exercises(module.ASSIGNMENT):
+            if not re.search(r"^\s*(def|class) ", solutions[exercise], re.M):
+                continue
+            counted += 1
+            count = sum(exercise in s.answers for s in variants)
+            assert count >= 2, f"{unit} {exercise}: {count} correct variants, at least 2 wanted"
+    covered(f"{counted} code exercises, each with at least 2 correct variants")
