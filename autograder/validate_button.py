@@ -6,7 +6,7 @@ validate_assignment extension (lab/*/jupyter_server_config.json). nbgrader 0.9.6
 extension draws the reply as it always does: under "The following cell failed:", a <pre>
 with the cell's source (set as text) and one with its error (set as HTML). The reply puts
 the whole checklist in one such entry and hides the other two parts with a style of its own,
-so the dialog shows the checklist and nothing else; `checklist` and `passed` carry the same
+so the dialog shows the checklist and nothing else; `checklist` and `all_passed` carry the same
 verdict as data. A kernel is used once; the next one starts as soon as it is taken."""
 import asyncio
 import html
@@ -100,7 +100,8 @@ class ChecklistValidateHandler(ValidateAssignmentHandler):
             return
         value = {"failed": [{"source": "", "error": as_html(lines)}],
                  "checklist": [vars(line) for line in lines],
-                 "passed": all(line.status == "passed" for line in lines)}
+                 # not "passed": nbgrader's dialog has a branch for that key, and it throws
+                 "all_passed": all(line.status == "passed" for line in lines)}
         self.finish(json.dumps({"success": True, "value": value}))
 
 

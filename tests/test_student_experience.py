@@ -78,13 +78,13 @@ def test_validate_button_gives_the_autograders_verdict(lab, student, covered):
     assert reply["success"], f"the Validate handler itself failed: {reply['value']}"
     value = reply["value"]
     full_marks = not SCENARIOS[student].loses
-    assert value["passed"] == full_marks, f"Validate on {student}: {value['checklist']}"
+    assert value["all_passed"] == full_marks, f"Validate on {student}: {value['checklist']}"
     # What the dialog draws: one entry, no cell source, the checklist as HTML with no traceback.
     [entry] = value["failed"]
     assert entry["source"] == "" and 'class="course-checklist"' in entry["error"]
     assert "Traceback" not in entry["error"] and "check_value(" not in entry["error"]
     assert entry["error"].count("<li ") == len(value["checklist"]) == 9
-    covered(f"Validate on {student}: {'passes' if value['passed'] else 'fails'}; the autograder gives "
+    covered(f"Validate on {student}: {'passes' if value['all_passed'] else 'fails'}; the autograder gives "
             f"{'full marks' if full_marks else 'less than full marks'}")
 
 
