@@ -169,8 +169,6 @@ def user_exists(name: str) -> bool:
 
 
 def ensure_user(name: str, made: list, passwords: dict) -> None:
-    if not NAME.fullmatch(name):
-        fail(f"'{name}' is not a usable user name (lower-case letters, digits and '-', starting with a letter)")
     if user_exists(name) and name not in made:
         fail(f"a system user '{name}' already exists and was not made by the course hub; choose another name")
     if not user_exists(name):
@@ -289,6 +287,9 @@ def main(argv=None) -> Path:
     students = [s for s in args.students.split(",") if s]
     if not students or args.instructor in students or len(set(students)) != len(students):
         fail("give one instructor and one or more different students (--instructor NAME --students A,B,C)")
+    for name in [args.instructor, *students]:
+        if not NAME.fullmatch(name):
+            fail(f"'{name}' is not a usable user name (lower-case letters, digits and '-', starting with a letter)")
     assignments = [a for a in args.assignments.split(",") if a] or sorted(
         p.name for p in (CHECKOUT / "release").iterdir() if p.is_dir())
 

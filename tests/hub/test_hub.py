@@ -285,7 +285,8 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     port = three_free_ports()
     base = f"http://127.0.0.1:{port}"
     STATE.mkdir(parents=True)
-    log = STATE.parent / "pytorch-course-hubtest.log"
+    log = ROOT / "artifacts" / "hub-test.log"  # the hub's and every server's log, for a person to read
+    log.parent.mkdir(exist_ok=True)
     with open(log, "w") as out:
         hub = subprocess.Popen(
             [str(ROOT / "course"), "hub", "--instructor", INSTRUCTOR, "--students", ",".join(STUDENTS),
