@@ -1,6 +1,9 @@
 """isolated_execute: grading refuses to run unconfined unless told to, and says how; the kernel
 gets an allow-list and a work area of its own, never nbgrader's folder."""
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from traitlets.config import Config
@@ -44,3 +47,57 @@ def test_the_work_area_gets_regular_files_only_and_no_notebook(tmp_path):
     isolated_execute.copy_regular_files(str(tmp_path / "src"), str(tmp_path / "dst"))
     found = sorted(str(p.relative_to(tmp_path / "dst")) for p in (tmp_path / "dst").rglob("*"))
     assert found == ["data.csv", "sub", "sub/notes.txt"]
+
+
+PLANT = """
+import os
+os.symlink({target!r}, "graded.ipynb")  # where nbgrader once wrote the graded notebook, as root
+for place in [{folder!r}, os.path.join({folder!r}, "planted.txt")]:
+    try:
+        open(place, "w").write("from the kernel")
+    except OSError as error:
+        print(type(error).__name__)
+"""
+
+
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None, reason="needs a sandbox (root on Linux)")
+def test_root_never_writes_where_the_kernel_could(tmp_path, covered):
+    """The route: a folder the kernel owns, a link it plants there, root writing by name."""
+    target = tmp_path / "precious.txt"
+    target.write_text("untouched")
+    uid = int(sandbox.private_user()[1:])
+    route = Path(tempfile.mkdtemp(dir="/var/tmp"))  # pytest's tmp_path is closed to other users
+    route.chmod(0o755)
+    owned = route / "kernel-owned"
+    owned.mkdir()
+    os.chown(owned, uid, uid)
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setgid(uid), os.setuid(uid)
+            os.symlink(target, owned / "graded.ipynb")
+        finally:
+            os._exit(0)  # never back into the test runner as that uid
+    os.waitpid(child, 0)
+    with open(owned / "graded.ipynb", "w") as handle:  # what nbgrader's writer does
+        handle.write("graded notebook")
+    shutil.rmtree(route)
+    assert target.read_text() == "graded notebook"  # root wrote through the kernel's link
+    target.write_text("untouched")
+
+    # The defence: the kernel works in a work area of its own, never in nbgrader's folder.
+    import nbformat
+    folder = tmp_path / "autograded"
+    folder.mkdir()
+    (folder / "data.csv").write_text("a,b\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PLANT.format(target=str(target), folder=str(folder)))])
+    execute = isolated_execute.IsolatedExecute(config=Config())
+    execute.preprocess(nb, {"metadata": {"path": str(folder)}})
+    printed = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert printed.split() == ["FileNotFoundError", "FileNotFoundError"], nb.cells[0].outputs
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv"]
+    assert all(p.stat().st_uid == 0 for p in [folder, *folder.iterdir()])
+    (folder / "graded.ipynb").write_text("graded notebook")  # nbgrader's write, after grading
+    assert target.read_text() == "untouched" and not (folder / "graded.ipynb").is_symlink()
+    covered("root writing by name into a kernel-owned folder follows a planted link; the kernel's "
+            "work area is its own, and nbgrader's folder is never seen by it")

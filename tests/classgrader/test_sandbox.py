@@ -369,9 +369,11 @@ def test_a_double_forked_process_ends_with_its_kernel(tmp_path, make_jail, cover
     uid = int(user[1:])
     plain = os.fork()
     if plain == 0:  # the route, undefended: a child that drops to uid and leaves a daemon
-        os.setgid(uid), os.setuid(uid)
-        exec(DAEMON)
-        os._exit(0)
+        try:
+            os.setgid(uid), os.setuid(uid)
+            exec(DAEMON)
+        finally:
+            os._exit(0)  # never back into the test runner as that uid
     os.waitpid(plain, 0)
     time.sleep(0.3)
     survivors = processes_of(uid)
