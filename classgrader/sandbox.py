@@ -213,13 +213,13 @@ def enter(jail: Jail) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
     with _step("make the file systems read-only"):
-        keep_writable = {workdir, "/tmp", "/dev/shm"}  # and what the grader mounted in workdir
-        for point, options in _reachable_mounts(keep_writable):
+        keep_writable = {workdir, "/tmp", "/dev/shm"}
+        for point, options in _reachable_mounts(keep_writable, workdir):
             flags = sum(MOUNT_FLAGS.get(option, 0) for option in options)
             if not flags & (MS_NOATIME | MS_RELATIME):
                 flags |= MS_STRICTATIME
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-        still_writable = [point for point, options in _reachable_mounts(keep_writable) if "ro" not in options]
+        still_writable = [point for point, options in _reachable_mounts(keep_writable, workdir) if "ro" not in options]
         if still_writable:
             raise OSError(f"still writable: {', '.join(still_writable)}")
 
@@ -340,16 +340,16 @@ def _bind_at(fd: int, target: str) -> None:
         os.close(fd)
 
 
-def _reachable_mounts(keep_writable: set[str]):
+def _reachable_mounts(keep_writable: set[str], workdir: str):
     """(mount point, per-mount options) of the mounts to make read-only: not pseudo file
-    systems, not kept writable, and not shadowed by another mount (those are out of reach)."""
+    systems, not kept writable, not the grader's own mounts in the work directory (its records
+    area), and not shadowed by another mount (those are out of reach)."""
     with open("/proc/self/mountinfo") as table:
         rows = [line.split() for line in table]
     for row in rows:
         point = re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), row[4])
         fstype = row[row.index("-") + 1]
-        if fstype.startswith(PSEUDO_FILESYSTEMS) or point in keep_writable or any(
-                point.startswith(f"{kept}/") for kept in keep_writable):
+        if fstype.startswith(PSEUDO_FILESYSTEMS) or point in keep_writable or point.startswith(f"{workdir}/"):
             continue
         if _visible_mount_id(point) == int(row[0]):
             yield point, row[5].split(",")
