@@ -237,7 +237,7 @@ class Person:
 
 def wait_for_files(folder: Path, pattern: str, timeout_s: float = 60) -> list[Path]:
     deadline = time.monotonic() + timeout_s
-    while not (found := sorted(folder.rglob(pattern))) and time.monotonic() < deadline:
+    while not any(folder.rglob(pattern)) and time.monotonic() < deadline:
         time.sleep(0.5)
     time.sleep(0.5)  # one more look, for any that came after the first
     return sorted(folder.rglob(pattern))
