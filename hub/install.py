@@ -295,9 +295,9 @@ def main(argv=None) -> Path:
 
     state = args.state.resolve()
     state.mkdir(parents=True, exist_ok=True)
-    os.chmod(state, 0o711)
+    os.chmod(state, 0o711)  # users' servers read roles/ inside it; nothing else
     OPT.mkdir(parents=True, exist_ok=True)
-    os.chmod(OPT, 0o755)  # users' servers read roles/ inside it; nothing else
+    os.chmod(OPT, 0o755)  # every user's server runs the environment in it
     system_packages()
     environment()
 
@@ -325,7 +325,8 @@ def main(argv=None) -> Path:
     roles(state)
     sudo_rule(args.instructor, state)
     record.write_text(json.dumps({
-        "made": made, "course_id": course_id(), "instructor": args.instructor, "students": students, "ip": args.ip, "port": args.port,
+        "made": made, "course_id": course_id(), "instructor": args.instructor, "students": students,
+        "ip": args.ip, "port": args.port,
         "exchange": str(exchange), "venv": str(VENV), "proxy": str(CHP), "course_root": str(course_root),
         "roles": str(state / "roles"), "state": str(state)}, indent=1))
     if os.stat(CHECKOUT / "source").st_mode & 0o005 and os.stat(CHECKOUT).st_mode & 0o001:
