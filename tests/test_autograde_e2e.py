@@ -136,11 +136,17 @@ def test_the_leak_detector_sees_code_in_plain_html(course, graded):
 
 def test_export_agrees_with_the_gradebook(course, graded, covered):
     with open(course / "runtime" / "grades.csv", newline="") as handle:
-        rows = {(r["assignment"], r["student_id"]): float(r["score"]) for r in csv.DictReader(handle)}
+        rows = {(r["assignment"], r["student_id"]): r["score"] for r in csv.DictReader(handle)}
+    submitted = set()
     for unit, scenario in CASES:
         total = sum(s for s, _ in scores(course, unit, scenario).values())
-        assert rows[(unit.ASSIGNMENT, student_id(unit, scenario))] == pytest.approx(total)
-    covered(f"grades.csv: {len(rows)} rows agree with the gradebook")
+        key = (unit.ASSIGNMENT, student_id(unit, scenario))
+        assert float(rows[key]) == pytest.approx(total)
+        submitted.add(key)
+    # A student who never submitted an assignment has no score for it: empty, not a 0.
+    never = [key for key in rows if key not in submitted]
+    assert never and all(rows[key] == "" for key in never), [rows[key] for key in never if rows[key] != ""][:3]
+    covered(f"grades.csv: {len(submitted)} rows agree with the gradebook, {len(never)} never-submitted rows empty")
 
 
 def test_submitted_files_are_untouched(graded, covered):
