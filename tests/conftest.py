@@ -29,6 +29,28 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
 
 
+# Under pytest-xdist (./course test) test files run two at a time. Files that start sandboxed
+# grading kernels may overlap each other, but not test_class_grading.py, which asserts that no
+# kernel process and no work area is left anywhere on the machine once its class is graded: it
+# holds an exclusive lock for its whole module, the others a shared one. One lock file per run.
+SANDBOXED_KERNELS = {"test_autograde_e2e.py", "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
+                     "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py"}
+EXCLUSIVE = {"test_class_grading.py"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_turn(request, tmp_path_factory):
+    name = request.path.name
+    if name not in SANDBOXED_KERNELS | EXCLUSIVE or not hasattr(request.config, "workerinput"):
+        yield  # not a kernel user, or not under xdist (one file at a time anyway)
+        return
+    import fcntl
+    lock = tmp_path_factory.getbasetemp().parent / "sandboxed-kernels.lock"  # shared by the run's workers
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if name in EXCLUSIVE else fcntl.LOCK_SH)
+        yield  # released when the file closes
+
+
 def pytest_runtest_logreport(report):
     if report.when == "call":
         _covered.extend(text for key, text in report.user_properties if key == "covered")
