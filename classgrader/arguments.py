@@ -18,7 +18,7 @@ arguments = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(arguments)
 BadArguments, check_assignment, folders = arguments.BadArguments, arguments.check_assignment, arguments.folders
 
-# As nbgrader_config.py sets them (tests/test_arguments.py keeps them equal).
+# As nbgrader_config.py sets them (tests/classgrader/test_arguments.py keeps them equal).
 SOURCE, RELEASE = "source", "release"
 SUBMITTED, AUTOGRADED, FEEDBACK = (os.path.join("runtime", d) for d in ("submitted", "autograded", "feedback"))
 

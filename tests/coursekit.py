@@ -1,6 +1,8 @@
 """What the tests need to drive the real course: notebooks on disk, nbgrader commands on a
 course directory, and student submissions built by script from the sources."""
+import ast
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -150,3 +152,47 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+# ---- ./course's argument checks: a course with no .venv at all, so reaching anything heavy fails ----
+
+ARGUMENT_NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def argument_course(root: Path) -> Path:
+    """The ./course script and its checks, a source/ and release/ of two assignments, a
+    student's work/ and an instructor's runtime/ with one submission and no grades."""
+    for path in ("course", "autograder/arguments.py", "classgrader/arguments.py"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / path, root / path)
+    for assignment in ("01_tensors", "02_devices"):
+        for folder in ("source", "release"):
+            (root / folder / assignment).mkdir(parents=True)
+            (root / folder / assignment / f"{assignment}.ipynb").write_text(json.dumps(ARGUMENT_NOTEBOOK))
+    (root / "work" / "01_tensors").mkdir(parents=True)
+    (root / "work" / "01_tensors" / "01_tensors.ipynb").write_text(json.dumps(ARGUMENT_NOTEBOOK))
+    (root / "runtime" / "submitted" / "alice" / "02_devices").mkdir(parents=True)
+    (root / "README.md").write_text("# not a notebook\n")
+    (root / "work" / "truncated.ipynb").write_text(json.dumps(ARGUMENT_NOTEBOOK)[:25])
+    return root
+
+
+def snapshot(root: Path) -> dict:
+    """Every file's digest (and every folder) under root: what "nothing changed" compares."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(root.rglob("*")) if "__pycache__" not in p.parts}
+
+
+def run_course(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["./course", *args], cwd=root, capture_output=True, text=True, timeout=30)
+
+
+def imports_of_check(root: Path, script: str, command: str) -> list[str]:
+    """Which heavy modules running `script` (as ./course does) imports."""
+    probe = ("import runpy, sys; sys.argv = ['x', {!r}, 'README.md']\n"
+             "try: runpy.run_path({!r}, run_name='__main__')\n"
+             "except SystemExit: pass\n"
+             "print(sorted(m for m in ('torch', 'nbgrader', 'nbformat', 'traitlets') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-P", "-c", probe.format(command, script)], cwd=root,
+                          capture_output=True, text=True, timeout=30)
+    return ast.literal_eval(done.stdout.strip()) if done.returncode == 0 else [done.stderr]

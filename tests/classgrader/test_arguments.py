@@ -1,0 +1,63 @@
+"""classgrader/arguments.py: every bad input to an instructor's ./course command gets one line
+on what to do, exit code 2, and changes nothing, before torch, nbgrader or the environment is
+loaded (run for real through ./course in a copy of the course without a .venv)."""
+import subprocess
+import sys
+
+import pytest
+
+from coursekit import ROOT, argument_course, imports_of_check, run_course, snapshot
+
+BAD = {  # arguments -> the exact line on stderr
+    "autograde 01_tensor": "course: no assignment '01_tensor'; did you mean 01_tensors?",
+    "autograde": "course: autograde needs an assignment id, e.g. ./course autograde 01_tensors "
+                 "(assignments: 01_tensors, 02_devices)",
+    "autograde 01_tensors": "course: nobody has submitted 01_tensors yet (runtime/submitted/*/01_tensors/ is empty); "
+                            "collect submissions from the exchange first: ./course collect 01_tensors",
+    "autograde 02_devices --workers 0": "course: --workers needs a positive whole number, got '0'",
+    "autograde 02_devices --wrokers 2": "course: autograde takes ID [--workers N] [--force], not --wrokers 2",
+    "generate 09_capstone": "course: no assignment '09_capstone'; the assignments are: 01_tensors, 02_devices",
+    "feedback 02_devices": "course: 02_devices has not been autograded yet; run ./course autograde 02_devices first",
+    "return 02_devices": "course: no feedback for 02_devices yet; run ./course feedback 02_devices first",
+    "collect 02_devices": "course: no submissions of 02_devices in the exchange yet; students submit with "
+                          "./course submit 02_devices (or the Assignment List's Submit)",
+    "release 2_devices": "course: no assignment '2_devices'; did you mean 02_devices?",
+}
+
+
+@pytest.fixture
+def course(tmp_path):
+    return argument_course(tmp_path)
+
+
+@pytest.mark.parametrize("args", BAD)
+def test_bad_input_gets_one_line_exit_2_and_changes_nothing(course, args, covered):
+    before = snapshot(course)
+    done = run_course(course, *args.split())
+    assert (done.returncode, done.stderr, done.stdout) == (2, BAD[args] + "\n", "")
+    assert snapshot(course) == before
+    assert not (course / ".venv").exists()  # the check came before the environment
+    covered(f"./course {args}: exit 2, '{BAD[args][:70]}...', nothing changed")
+
+
+def test_good_arguments_pass_the_check(course):
+    """The checks let through what is right (otherwise the tests above could pass by refusing everything)."""
+    (course / "runtime" / "autograded" / "alice" / "02_devices").mkdir(parents=True)
+    for args in ("autograde 02_devices --workers 2 --force", "generate 01_tensors 02_devices",
+                 "feedback 02_devices", "release 01_tensors --force"):
+        done = subprocess.run([sys.executable, "-P", "classgrader/arguments.py", *args.split()], cwd=course,
+                              capture_output=True, text=True, timeout=30)
+        assert (done.returncode, done.stderr) == (0, ""), f"{args}: {done.stderr}"
+
+
+def test_the_check_imports_neither_torch_nor_nbgrader(course):
+    assert imports_of_check(course, "classgrader/arguments.py", "autograde") == []
+
+
+def test_folders_match_nbgrader_config():
+    """The checks know nbgrader's folders without loading nbgrader: they must be the config's."""
+    config = (ROOT / "nbgrader_config.py").read_text()
+    for folder in ('"runtime/submitted"', '"runtime/autograded"', '"runtime/feedback"', '"source"', '"release"',
+                   'os.path.join(runtime, "exchange")'):
+        assert folder in config, folder
+    assert "Exchange.assignment_dir" not in config or 'os.path.join(here, "work")' in config
