@@ -1,7 +1,8 @@
 """The loops everyone waits on, each beside its reference, in one run (a benchmark, not a test):
 
   set-up     `./course setup` in a fresh clone: uv (with pip's configured sources) against
-             COURSE_INSTALLER=pip; both must give the same packages at the same versions
+             COURSE_INSTALLER=pip; both must give the same packages at the same versions; and uv
+             once more with an empty uv cache (a machine's first build)
   uv itself  what a machine without uv pays once to bootstrap it (pip installs the wheel)
   generate   `./course generate` (one process) against stock `nbgrader generate_assignment`
              once per assignment; the release files must be byte-identical
@@ -85,6 +86,9 @@ def main() -> int:
             failures.append(f"set-up: ran {installer}; same packages as pip: {same}")
         row(f"set-up, ./course setup ({installer})", uv_s, "the same with pip", pip_s,
             f"same packages: {same}; {load()}")
+        # uv keeps unpacked wheels in its cache: a machine's first build starts with none
+        cold_s, _ = timed(["./course", "setup"], fresh_clone(work, "uv-cold"), env={"UV_CACHE_DIR": str(work / "uv-cache")})
+        row("set-up, uv with an empty uv cache", cold_s, "the same with pip", pip_s, load())
 
         # generate: stock, once per assignment, against ./course generate (one process)
         old, new = work / "gen-old", work / "gen-new"
