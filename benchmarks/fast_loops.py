@@ -111,7 +111,7 @@ def main() -> int:
             f"byte-identical: {identical}; {load()}")
 
         if args.suite:
-            count = subprocess.run(["./course", "test", "--collect-only", "-q", "-p", "no:xdist"], cwd=uv_clone,
+            count = subprocess.run(["./course", "test", "--collect-only", "-q"], cwd=uv_clone,
                                    capture_output=True, text=True).stdout.strip().splitlines()[-1]
             suite_s, done = timed(["./course", "test", "-q"], uv_clone, check=False)
             summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"
