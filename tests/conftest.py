@@ -29,26 +29,41 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
 
 
-# Under pytest-xdist (./course test) test files run two at a time. Files that start sandboxed
-# grading kernels may overlap each other, but not test_class_grading.py, which asserts that no
-# kernel process and no work area is left anywhere on the machine once its class is graded: it
-# holds an exclusive lock for its whole module, the others a shared one. One lock file per run.
+# Under pytest-xdist (./course test) test files run two at a time. test_class_grading.py asserts
+# that no kernel process is left anywhere on the machine once its class is graded, so while its
+# tests run no other file may have sandboxed kernels alive: each of its tests holds an exclusive
+# lock, and each file that starts such kernels a shared one for its whole module (fixtures
+# included). Its own grading (the module fixture) may overlap theirs. One lock file per run.
 SANDBOXED_KERNELS = {"test_autograde_e2e.py", "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
                      "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py"}
 EXCLUSIVE = {"test_class_grading.py"}
 
 
+def _kernel_lock(request, tmp_path_factory, exclusive: bool):
+    import fcntl
+    handle = open(tmp_path_factory.getbasetemp().parent / "sandboxed-kernels.lock", "a")  # the run's workers share it
+    fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    return handle  # released when closed
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _kernels_turn(request, tmp_path_factory):
-    name = request.path.name
-    if name not in SANDBOXED_KERNELS | EXCLUSIVE or not hasattr(request.config, "workerinput"):
+def _kernels_running(request, tmp_path_factory):
+    if request.path.name not in SANDBOXED_KERNELS or not hasattr(request.config, "workerinput"):
         yield  # not a kernel user, or not under xdist (one file at a time anyway)
         return
-    import fcntl
-    lock = tmp_path_factory.getbasetemp().parent / "sandboxed-kernels.lock"  # shared by the run's workers
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if name in EXCLUSIVE else fcntl.LOCK_SH)
-        yield  # released when the file closes
+    with _kernel_lock(request, tmp_path_factory, exclusive=False):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _no_other_kernels(request, tmp_path_factory):
+    if request.path.name not in EXCLUSIVE or not hasattr(request.config, "workerinput"):
+        yield
+        return
+    if "graded" in request.fixturenames:  # its class is graded first, alongside whatever else runs
+        request.getfixturevalue("graded")
+    with _kernel_lock(request, tmp_path_factory, exclusive=True):
+        yield
 
 
 def pytest_runtest_logreport(report):
