@@ -1,5 +1,8 @@
 """requirements.txt and environment.yml pin the same versions, exactly."""
 import re
+from pathlib import Path
+
+import pytest
 
 from coursekit import ROOT
 
@@ -30,3 +33,26 @@ def test_environment_yml_lists_the_same_versions(covered):
                                if required.get(name) != conda.get(name)}
     assert "python=3.11" in (ROOT / "environment.yml").read_text()
     covered(f"{len(required)} pins agree between requirements.txt and environment.yml")
+
+
+def normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_environment_is_exactly_the_pins(covered):
+    """What ./course built (with uv or pip) holds every pin at its version and nothing else but
+    the course itself. A local build tag (torch's +cpu) is the pin."""
+    import importlib.metadata
+    import sys
+    if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        pytest.skip("not running in the .venv ./course builds")
+    pinned = {normalised(name): version for name, version in pins(ROOT / "requirements.txt").items()}
+    found = {normalised(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+    wrong = {name: (version, found.get(name)) for name, version in pinned.items()
+             if found.get(name, "").split("+")[0] != version}
+    assert not wrong, f"installed versions that are not the pins (pin, installed): {wrong}"
+    extra = set(found) - set(pinned) - {"pytorch-fundamentals-course"}
+    assert not extra, f"installed but not pinned: {sorted(extra)} (./course setup rebuilds exactly the pins)"
+    installer = (ROOT / ".venv" / ".installer")
+    covered(f"{len(pinned)} pins installed exactly, nothing else"
+            + (f" (built with {installer.read_text().strip()})" if installer.exists() else ""))
