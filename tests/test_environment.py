@@ -47,7 +47,11 @@ def test_the_environment_is_exactly_the_pins(covered):
     if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
         pytest.skip("not running in the .venv ./course builds")
     pinned = {normalised(name): version for name, version in pins(ROOT / "requirements.txt").items()}
-    found = {normalised(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+    # Only what is installed in the venv: setuptools, once imported, puts its vendored copies
+    # (older packaging, platformdirs, ...) on sys.path, and they carry metadata too.
+    import sysconfig
+    places = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    found = {normalised(d.metadata["Name"]): d.version for d in importlib.metadata.distributions(path=places)}
     wrong = {name: (version, found.get(name)) for name, version in pinned.items()
              if found.get(name, "").split("+")[0] != version}
     assert not wrong, f"installed versions that are not the pins (pin, installed): {wrong}"
