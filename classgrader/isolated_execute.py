@@ -330,7 +330,10 @@ class IsolatedExecute(Execute):
         own = self.reference.get(grade_id) if self.reference is not None else None
         if self.reference is not None and own is None:
             self.log.warning("No reference records for %s: judged on the kernel's records alone", grade_id)
-        problems = verify.judge(entries, own)
+        problems, review = verify.judge(entries, own)
+        if review:
+            self.flags.append((grade_id, "review: this test's records part from the grader's own run of the "
+                               "solution: " + "; ".join(review[:3])))
         if problems:
             self.flags.append((grade_id, "tampering: a passing test did not hold up outside the kernel: "
                                + "; ".join(problems)))

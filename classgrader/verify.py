@@ -136,32 +136,28 @@ def same_data(a, b) -> bool:
 
 
 def against_reference(checked: list[dict], reference: list[dict]) -> list[str]:
-    """The student's records of a test cell against the grader's own run of the solution (a
-    kernel no student code ran in): the same checks, in order, with the same expected values,
-    or the test did not run as written. The expected values the grader re-checks against are
-    its own, never the kernel's."""
+    """Where the student's records of a test cell part from the grader's own run of the solution
+    (a kernel no student code ran in): other checks, or other expected values. Each is a reason to
+    look (a flag), not a verdict: an honest answer that draws random numbers differently (layers
+    built in another order, say) changes the values and even the names a test goes on to check."""
     ran = [(e["kind"], e["name"]) for e in checked]
     wanted = [(e["kind"], e["name"]) for e in reference]
     if ran != wanted:
         missing = [name for kind, name in wanted if (kind, name) not in ran]
         return [f"its checks differ from the grader's own run ({len(ran)} recorded, {len(wanted)} expected"
                 + (f"; missing: {', '.join(missing[:3])}" if missing else "") + ")"]
-    problems = []
-    for entry, own in zip(checked, reference):
-        if not same_data(entry["expected"], own["expected"]) or not same_data(entry["options"], own["options"]):
-            problems.append(f"{entry['name']}: the expected value differs from the grader's own run")
-            entry = {**entry, "expected": own["expected"], "options": own["options"]}
-        problems += [p for p in [problem(entry)] if p]
-    return problems
+    return [f"{entry['name']}: the expected value differs from the grader's own run"
+            for entry, own in zip(checked, reference)
+            if not same_data(entry["expected"], own["expected"]) or not same_data(entry["options"], own["options"])]
 
 
-def judge(entries: list[dict], reference: list[dict] | None = None) -> list[str]:
-    """Every reason not to believe a test cell that passed in the kernel (empty: believe it).
-    With `reference` (the same cell's records from the grader's run of the solution), the
-    records must match it too."""
+def judge(entries: list[dict], reference: list[dict] | None = None) -> tuple[list[str], list[str]]:
+    """(reasons the test fails, reasons to review it) for a test cell that passed in the kernel.
+    It fails when its checks recorded nothing or a recorded value does not hold up here; it is
+    reviewed when its records part from `reference`, the same cell's records from the grader's
+    own run of the solution (see against_reference)."""
     checked = [e for e in entries if e["kind"] != "audit"]
     if not checked:
-        return ["its checks recorded nothing: the test did not run as written"]
-    if reference is not None:
-        return against_reference(checked, [e for e in reference if e["kind"] != "audit"])
-    return [p for p in map(problem, checked) if p]
+        return ["its checks recorded nothing: the test did not run as written"], []
+    review = against_reference(checked, [e for e in reference if e["kind"] != "audit"]) if reference is not None else []
+    return [p for p in map(problem, checked) if p], review

@@ -567,13 +567,16 @@ def tensor_bytes(shape, dtype):
     _student("c42_clear_errors", "a post_run_cell callback clears errors, q2 wrong",
              answers=_wrong("q2_classify_error_answer"), extra_cells={"q1_describe_answer": CLEAR_ERRORS},
              loses=_tests("q2"), flag="tampering"),
+    # These two forge evidence the kernel can write: their wrong q4 and q5 keep their points, but
+    # flagged for review (a disagreement with the grader's own run cannot tell a forger from an
+    # honest answer that draws random numbers differently, so it never zeroes a test on its own).
     _student("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
-             extra_cells={"q3_channel_means_answer": SILENT_FORGER}, loses=_tests("q4", "q5"),
+             extra_cells={"q3_channel_means_answer": SILENT_FORGER},
              flag="differ from the grader's own run"),
     _student("c44_expected_forger", "records its wrong answers as expected, audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
-             extra_cells={"q3_channel_means_answer": EXPECTED_FORGER}, loses=_tests("q4", "q5"),
+             extra_cells={"q3_channel_means_answer": EXPECTED_FORGER},
              flag="differs from the grader's own run"),
     _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
