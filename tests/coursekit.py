@@ -196,3 +196,27 @@ def imports_of_check(root: Path, script: str, command: str) -> list[str]:
     done = subprocess.run([sys.executable, "-P", "-c", probe.format(command, script)], cwd=root,
                           capture_output=True, text=True, timeout=30)
     return ast.literal_eval(done.stdout.strip()) if done.returncode == 0 else [done.stderr]
+
+
+def refused_in_one_line(root: Path, args: str, line: str) -> None:
+    """./course ARGS exits 2 with exactly `line` on stderr, changes nothing under root, and
+    never got as far as building the environment."""
+    before = snapshot(root)
+    done = run_course(root, *args.split())
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+    assert snapshot(root) == before
+    assert not (root / ".venv").exists()  # the check came before the environment
+
+
+def live_processes(uid_wanted) -> list[tuple[int, int]]:
+    """(pid, uid) of every process on the machine, zombies aside, whose uid satisfies uid_wanted."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        uid = int(re.search(r"Uid:\s+(\d+)", text)[1])
+        if uid_wanted(uid) and "State:\tZ" not in text:
+            found.append((int(status.parent.name), uid))
+    return found

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit import make_course, tool_env
+from coursekit import live_processes, make_course, tool_env
 from scenarios.hostile_class import STUDENTS, expected_score
 
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
@@ -121,16 +121,7 @@ def test_submitted_and_course_files_are_untouched(graded):
 
 def kernel_processes() -> list[str]:
     """Processes running as a kernel's private uid (sandbox.private_user: 200000 and up)."""
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        uid = int(text.split("\nUid:")[1].split()[0])
-        if 200_000 <= uid < 1_200_000 and "State:\tZ" not in text:
-            found.append(f"{status.parent.name} (uid {uid})")
-    return found
+    return [f"{pid} (uid {uid})" for pid, uid in live_processes(lambda uid: 200_000 <= uid < 1_200_000)]
 
 
 def test_no_process_outlives_its_kernel(graded, covered):

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from classgrader import sandbox
+from coursekit import live_processes
 from classgrader.sandbox import Jail, Limits, SandboxError, private_user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -354,15 +355,7 @@ if os.fork() == 0:
 
 
 def processes_of(uid: int) -> list[int]:
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        if int(re.search(r"Uid:\s+(\d+)", text)[1]) == uid and "State:\tZ" not in text:
-            found.append(int(status.parent.name))
-    return found
+    return [pid for pid, _ in live_processes(lambda found: found == uid)]
 
 
 def test_a_double_forked_process_ends_with_its_kernel(tmp_path, make_jail, covered):
