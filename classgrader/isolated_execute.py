@@ -22,7 +22,6 @@ import copy
 import os
 import secrets
 import shutil
-import stat
 import sys
 import tempfile
 
@@ -35,7 +34,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict
 
-from . import sandbox, verify
+from . import sandbox, staging, verify
 from .kernel_zygote import ZYGOTE_ENV
 from .warm_kernel import WarmKernelManager
 
@@ -78,20 +77,8 @@ def jail_spec(workdir: str, limits=None, user=None) -> dict:
 
 def copy_regular_files(source: str, target: str) -> None:
     """Copy the student's files (not the notebooks: the graded one holds the hidden tests) into
-    the work area. Only regular files and folders; nothing is followed (staging refused links)."""
-    for folder, dirs, files in os.walk(source):
-        relative = os.path.relpath(folder, source)
-        for name in dirs:
-            info = os.lstat(os.path.join(folder, name))
-            if stat.S_ISDIR(info.st_mode):
-                os.mkdir(os.path.join(target, relative, name), 0o755)
-        for name in files:
-            origin = os.path.join(folder, name)
-            if name.endswith(".ipynb") or not stat.S_ISREG(os.lstat(origin).st_mode):
-                continue
-            fd = os.open(origin, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            with os.fdopen(fd, "rb") as reading, open(os.path.join(target, relative, name), "xb") as writing:
-                shutil.copyfileobj(reading, writing)
+    the work area: regular files and folders only, following nothing (staging.py)."""
+    staging.copy_tree(source, target, skip=lambda relative: relative.endswith(".ipynb"))
 
 
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made

@@ -18,7 +18,7 @@ from nbconvert import HTMLExporter
 from nbformat import reads
 from nbgrader.api import Gradebook
 
-from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader, nbgrader_meta,
+from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader,
                        read_notebook, source_text, write_notebook)
 from scenarios import unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08
 

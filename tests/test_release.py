@@ -1,7 +1,5 @@
 """release/ is exactly what `nbgrader generate_assignment` makes from source/ now, and
 holds no solution or hidden test."""
-import json
-
 import pytest
 
 from coursekit import ASSIGNMENTS, ROOT, read_notebook, source_text
