@@ -13,8 +13,8 @@ into `pass` by an input transformer, say) is then noticed by its absence.
 
 What it cannot do: student code runs in this process and can, in principle, rewrite this
 module's own memory (its notes of the originals) consistently. That is why no verdict rests on
-the audit alone: the grader re-checks every record against values it computed itself, in a
-kernel no student code ran in (see verify.py, reference.py)."""
+the audit alone: the grader re-checks every record in its own process, and flags a test whose
+records part from its own run of the solution in a kernel no student code ran in (verify.py)."""
 import builtins
 import json
 import os
@@ -23,8 +23,8 @@ import types
 
 import torch
 
-import autograder
-from autograder import checks, misconceptions, quiz, trace
+import autograder  # noqa: F401 (its __init__ loads every check module _library watches)
+from autograder import trace
 
 for _later in ("autograder.autograd_probe", "autograder.checkpoints"):  # test cells of later units
     try:                                                                # import these: watch them too
@@ -32,21 +32,14 @@ for _later in ("autograder.autograd_probe", "autograder.checkpoints"):  # test c
     except ImportError:
         pass
 
-# What a tamperer would replace to make wrong answers pass, beyond the check library itself.
+# What a tamperer would replace to make wrong answers pass, beyond the check library itself
+# (every name of every autograder module is watched by _library, below).
 WATCHED = {
     "torch": (torch, ["allclose", "isclose", "equal", "eq", "ne", "all", "any", "is_tensor",
                       "tensor", "as_tensor", "testing", "load", "save"]),
     "torch.Tensor": (torch.Tensor, ["__eq__", "__ne__", "__bool__", "eq", "equal", "allclose",
                                     "isclose", "all", "any", "item", "tolist", "detach", "cpu", "to"]),
     "torch.testing": (torch.testing, ["assert_close"]),
-    "autograder": (autograder, ["check_tensor", "check_value", "check_keys", "check_raises",
-                                "check_answer", "check_choice", "pitfall_if", "GradingError"]),
-    "autograder.checks": (checks, ["check_tensor", "check_value", "check_keys", "check_raises",
-                                   "_check_values", "_check_graph", "_same_device", "GradingError",
-                                   "record"]),
-    "autograder.quiz": (quiz, ["check_answer", "check_choice", "record"]),
-    "autograder.misconceptions": (misconceptions, ["pitfall_if", "record"]),
-    "autograder.trace": (trace, ["record", "portable", "flush", "has_tensor"]),
     "json": (json, ["dump", "dumps"]),
     "builtins": (builtins, ["isinstance", "type", "getattr", "len", "repr", "str", "bool", "int",
                             "float", "tuple", "__import__", "AssertionError", "Exception",
@@ -145,7 +138,7 @@ def _hooks():
 
 def _plotting(callback) -> bool:
     """matplotlib's inline backend registers this when a student plots: allowed. (A forger could
-    dress a function up as it; the records' check against the reference run still holds.)"""
+    dress a function up as it; the records' comparison with the grader's own run still flags it.)"""
     code = getattr(callback, "__code__", None)
     return (getattr(callback, "__module__", None) == "matplotlib_inline.backend_inline"
             and getattr(callback, "__name__", None) == "flush_figures" and code is not None
