@@ -19,6 +19,7 @@ from pathlib import Path
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 CANNOT_SEE = ("Validate runs only the visible checks: grading adds hidden checks on fresh inputs and on "
               "other devices, and checks which quiz answers are right.")
+COURSE_VALIDATE = "/course/validate"  # the Validate button's checklist, asked for by ./course validate
 MARKS = {"passed": "✓", "failed": "✗", "unanswered": "·"}
 # What the kernel runs before a student's first cell, so that a warm kernel has paid for it.
 WARM_UP = "import torch, autograder"
@@ -30,9 +31,12 @@ class Line:
     status: str  # "passed", "failed" or "unanswered"
     reason: str = ""
 
+    def said(self, escape=str) -> str:
+        """What the checklist says of this exercise; `escape` makes the check's reason safe to show."""
+        return {"passed": "passed", "unanswered": "not answered yet"}.get(self.status, f"failed: {escape(self.reason)}")
+
     def text(self) -> str:
-        said = {"passed": "passed", "unanswered": "not answered yet"}.get(self.status, f"failed: {self.reason}")
-        return f"{MARKS[self.status]} {self.exercise}: {said}"
+        return f"{MARKS[self.status]} {self.exercise}: {self.said()}"
 
 
 # ---- the notebook, read as plain JSON (nbformat costs a second to import) ----
@@ -196,7 +200,7 @@ def from_running_lab(path) -> list[Line] | None:
             if not target.is_relative_to(root):
                 continue
             request = urllib.request.Request(
-                info["url"].rstrip("/") + "/assignments/validate",
+                info["url"].rstrip("/") + COURSE_VALIDATE,
                 data=json.dumps({"path": str(target.relative_to(root))}).encode(),
                 headers={"Authorization": f"token {info['token']}", "Content-Type": "application/json"})
             with urllib.request.urlopen(request, timeout=300) as response:

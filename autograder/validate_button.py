@@ -18,7 +18,7 @@ from jupyter_server.utils import url_path_join
 from nbgrader.server_extensions.validate_assignment.handlers import NbGraderVersionHandler, ValidateAssignmentHandler
 from tornado import web
 
-from .validate import CANNOT_SEE, MARKS, Kernel, checklist, summary
+from .validate import CANNOT_SEE, COURSE_VALIDATE, MARKS, Kernel, checklist, summary
 
 # Hides the stock heading and the empty source block; only inside a dialog that has a checklist.
 STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.course-checklist)) {display: none}"
@@ -33,7 +33,7 @@ def as_html(lines) -> str:
     items = "".join(
         f'<li data-status="{line.status}"><span class="mark">{MARKS[line.status]}</span>'
         f"<b>{html.escape(line.exercise)}</b>: "
-        + {"passed": "passed", "unanswered": "not answered yet"}.get(line.status, f"failed: {html.escape(line.reason)}")
+        + line.said(html.escape)
         + "</li>" for line in lines)
     return (f'{STYLE}<div class="course-checklist"><p class="course-summary">{html.escape(summary(lines))}</p>'
             f'<ul>{items}</ul><p class="course-cannot-see">{html.escape(CANNOT_SEE)}</p></div>')
@@ -110,7 +110,10 @@ def _load_jupyter_server_extension(serverapp):
     webapp.settings["root_dir"] = serverapp.root_dir
     webapp.settings["course_warm_kernels"] = WarmKernels(Path(serverapp.root_dir))
     base = webapp.settings["base_url"]
+    # nbgrader's dialog posts to /assignments/validate; ./course validate asks COURSE_VALIDATE, an
+    # address a stock server does not have (it answers 404 at once instead of validating in full).
     webapp.add_handlers(".*$", [(url_path_join(base, r"/assignments/validate"), ChecklistValidateHandler),
+                                (url_path_join(base, COURSE_VALIDATE), ChecklistValidateHandler),
                                 (url_path_join(base, r"/nbgrader_version"), NbGraderVersionHandler)])
     serverapp.log.info("course: Validate shows a checklist, from a warm kernel")
 

@@ -88,6 +88,18 @@ def test_validate_button_gives_the_autograders_verdict(lab, student, covered):
             f"{'full marks' if full_marks else 'less than full marks'}")
 
 
+def test_course_validate_asks_the_running_lab_at_the_course_address(lab, course, covered):
+    """./course validate takes the button's checklist from a running course lab, at an address
+    a stock Jupyter server does not have (so it never sets a stock server validating in full)."""
+    from autograder.validate import COURSE_VALIDATE, from_running_lab
+    lines = from_running_lab(course / "students" / "untouched.ipynb")
+    assert lines is not None, "no running course lab answered"
+    assert len(lines) == 9 and all(line.status != "passed" for line in lines)
+    reply = json.loads(request(f"{lab}{COURSE_VALIDATE}", data=b"path=students/solution.ipynb"))
+    assert reply["value"]["all_passed"]
+    covered(f"./course validate got the lab's checklist from {COURSE_VALIDATE}")
+
+
 def test_validate_button_refuses_a_path_outside_the_course(lab):
     with pytest.raises(urllib.error.HTTPError) as refused:
         request(f"{lab}/assignments/validate", data=b"path=../../etc/passwd")
