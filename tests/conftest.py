@@ -35,7 +35,8 @@ def pytest_collection_modifyitems(config, items):
 # lock, and each file that starts such kernels a shared one for its whole module (fixtures
 # included). Its own grading (the module fixture) may overlap theirs. One lock file per run.
 SANDBOXED_KERNELS = {"test_autograde_e2e.py", "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
-                     "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py"}
+                     "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py",
+                     "test_hub.py"}  # the hub's sudo course-autograde grades in sandboxed kernels too
 EXCLUSIVE = {"test_class_grading.py"}
 
 

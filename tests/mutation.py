@@ -163,16 +163,20 @@ def generate_mutants(assignment: str, operators=OPERATORS) -> list[Mutant]:
     mutants = []
     for answer_id in exercises(assignment):
         code = solutions[answer_id]
-        spans = text_spans(code)
         for op in operators:
-            sites = [m for m in re.finditer(op.pattern, code, op.flags)
-                     if not any(a <= m.start() and m.end() <= b for a, b in spans)]
-            for k, match in enumerate(sites):
+            for k, match in enumerate(sites(op, code)):
                 mutated = code[:match.start()] + match.expand(op.replacement) + code[match.end():]
                 if mutated != code:
                     mutants.append(Mutant(f"{answer_id}/{op.name}#{k + 1}", {answer_id: mutated},
                                           misconception=op.misconception))
     return mutants
+
+
+def sites(op, code: str) -> list:
+    """Where `op` applies in `code`: its matches, less those wholly inside a string or a comment."""
+    spans = text_spans(code)
+    return [m for m in re.finditer(op.pattern, code, op.flags)
+            if not any(a <= m.start() and m.end() <= b for a, b in spans)]
 
 
 def unit_module(unit: str):

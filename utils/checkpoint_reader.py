@@ -143,20 +143,14 @@ class CheckpointReport:
 
 # ---- from placeholders to entries ----
 
-_TENSOR_FUNCS = {
-    "torch._utils._rebuild_tensor", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3",
-    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
-    "torch._utils._rebuild_meta_tensor_no_storage", "torch._utils._rebuild_qtensor",
-    "torch._utils._rebuild_sparse_tensor", "torch._utils._rebuild_nested_tensor",
-    "torch._utils._rebuild_wrapper_subclass", "torch._utils._rebuild_device_tensor_from_cpu_tensor",
-    "torch._utils._rebuild_device_tensor_from_numpy", "torch._tensor._rebuild_from_type_v2",
-}
-
-
 _BASE_TENSOR_FUNCS = frozenset(f"torch._utils.{n}" for n in (
     "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_qtensor",
     "_rebuild_meta_tensor_no_storage", "_rebuild_sparse_tensor", "_rebuild_nested_tensor",
     "_rebuild_wrapper_subclass", "_rebuild_device_tensor_from_numpy"))   # one call per tensor object
+# ...and the wrappers that rebuild a tensor around one of those calls.
+_TENSOR_FUNCS = _BASE_TENSOR_FUNCS | {
+    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+    "torch._utils._rebuild_device_tensor_from_cpu_tensor", "torch._tensor._rebuild_from_type_v2"}
 
 
 @functools.lru_cache(maxsize=1)
