@@ -17,9 +17,12 @@ def portable(value):
     torch.load(weights_only=True), so reading a record back can never run student code."""
     if type(value) in (torch.Tensor, torch.nn.Parameter):
         meta = value.device.type == "meta"
-        return {"tensor": None if meta else value.detach().to("cpu").clone(),
-                "shape": list(value.shape), "dtype": str(value.dtype), "device": str(value.device),
-                "requires_grad": value.requires_grad, "is_leaf": value.is_leaf}
+        record = {"tensor": None if meta else value.detach().to("cpu").clone(),
+                  "shape": list(value.shape), "dtype": str(value.dtype), "device": str(value.device),
+                  "requires_grad": value.requires_grad, "is_leaf": value.is_leaf}
+        if type(value) is torch.nn.Parameter:
+            record["parameter"] = True
+        return record
     if value is None or type(value) in (bool, int, float, str):
         return {"plain": value}
     if type(value) in (tuple, list):
@@ -34,7 +37,87 @@ def portable(value):
         return {"numpy": type(value).__name__, "plain": value.item()}
     if type(value) is torch.Size:
         return {"size": [int(n) for n in value]}
-    return {"object": f"{type(value).__module__}.{type(value).__qualname__}"}
+    return {"object": f"{type(value).__module__}.{type(value).__qualname__}", "callable": callable(value)}
+
+
+class Opaque:
+    """Stands, outside the kernel, for an object that is not data (a method left uncalled, an
+    object of a student's class): it has the object's type name and callability and nothing
+    else, so a check of it fails with the same message it would in the kernel."""
+
+    def __repr__(self):
+        return f"<{type(self).__module__}.{type(self).__qualname__} object>"
+
+
+class OpaqueCallable(Opaque):
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__qualname__} only stands for an object in your notebook")
+
+
+def _opaque(record: dict) -> Opaque:
+    module, _, name = str(record["object"]).rpartition(".")
+    base = OpaqueCallable if record.get("callable") else Opaque
+    return type(name, (base,), {"__module__": module or "builtins", "__qualname__": name})()
+
+
+def dtype_named(name: str) -> torch.dtype:
+    """The torch.dtype a record names; nothing else from torch (a record may be forged)."""
+    value = getattr(torch, str(name).removeprefix("torch."), None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"not a dtype: {name!r}")
+    return value
+
+
+def numpy_scalar(name: str, plain):
+    """A NumPy scalar of the type a record names; no other NumPy name is ever called."""
+    import numpy as np
+    kind = getattr(np, str(name), None)
+    if not (isinstance(kind, type) and issubclass(kind, np.generic)):
+        raise ValueError(f"not a NumPy scalar type: {name!r}")
+    return kind(plain)
+
+
+def materialize(data, device_map=None):
+    """The value portable() recorded, rebuilt as a real one: the inverse of portable(). Tensors
+    come back on their device (meta as meta) with their requires_grad and leaf flags (a non-leaf
+    hangs from a graph of one step: what it was computed from stays where it was computed).
+    `device_map` maps a recorded device to another (a device this process does not have)."""
+    if "tensor" in data:
+        device = torch.device(data["device"])
+        device = (device_map or {}).get(str(device), device)
+        dtype = dtype_named(data["dtype"])
+        if device.type == "meta":
+            value = torch.empty([int(n) for n in data["shape"]], dtype=dtype, device=device)
+        elif type(data["tensor"]) is torch.Tensor:  # its own values, never a size it merely claims
+            value = data["tensor"].to(device=device, dtype=dtype).clone()
+        else:
+            raise ValueError("a tensor record without values off the meta device")
+        if data.get("parameter"):
+            return torch.nn.Parameter(value, requires_grad=data["requires_grad"])
+        if data["requires_grad"]:
+            value.requires_grad_(True)
+            if not data["is_leaf"]:
+                value = value * 1
+        return value
+    if "object" in data:
+        return _opaque(data)
+    if "numpy" in data:
+        return numpy_scalar(data["numpy"], data["plain"])
+    if "plain" in data:
+        return data["plain"]
+    if "tuple" in data:
+        return tuple(materialize(v, device_map) for v in data["tuple"])
+    if "list" in data:
+        return [materialize(v, device_map) for v in data["list"]]
+    if "size" in data:
+        return torch.Size(data["size"])
+    if "dict" in data:
+        return {materialize(k, device_map): materialize(v, device_map) for k, v in data["dict"]}
+    if "dtype" in data:
+        return dtype_named(data["dtype"])
+    if "device" in data:
+        return torch.device(data["device"])
+    raise ValueError(f"not a portable() record: {sorted(data)}")
 
 
 _pending = []

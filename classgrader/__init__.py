@@ -20,15 +20,20 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |        sanitize and autograde passes as two conversions; the   |
       |        notebook is the only thing that crosses between them)   |
       |  autograde pass: isolated_execute.IsolatedExecute ------------+
-      |     - once per worker and notebook: the source notebook run in a kernel no student
-      |       code ever touched -> the reference records, per test cell
+      |     - once per worker and notebook, the grader's own two runs of the source notebook
+      |       in kernels no student code ever touched: which tests it can judge itself (they
+      |       pass for the solution when judged outside, judge.py), then the solution graded
+      |       as a student is -> the reference records of the tests that stay in the kernel
       |     - the student's notebook, cell by cell, in a fresh sandboxed fork (sandbox.py:
       |       allow-list filesystem, its own PID and network namespaces, a size-limited work
       |       area, a uid of its own); after every cell the kernel's integrity audit
       |       (integrity.py) and its checks' records (autograder/trace.py) land in a records
       |       area the grader reads without following links
-      |     - a passing test counts only if verify.py, in the worker, agrees with it against
-      |       the reference; otherwise it fails and is flagged
+      |     - a test judged outside runs in the worker (judge.py) over the source's setup
+      |       cells; the kernel only answers with data what a name holds and what a call
+      |       returns (answer_server.py), and never sees the test
+      |     - a test run in the kernel counts only if verify.py, in the worker, agrees with it
+      |       against the reference; otherwise it fails and is flagged
       |     -> resources["course_flags"]
       |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
       |     and the flags to progress.note_flags (same process)

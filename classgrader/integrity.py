@@ -13,8 +13,9 @@ into `pass` by an input transformer, say) is then noticed by its absence.
 
 What it cannot do: student code runs in this process and can, in principle, rewrite this
 module's own memory (its notes of the originals) consistently. That is why no verdict rests on
-the audit alone: the grader re-checks every record in its own process, and flags a test whose
-records part from its own run of the solution in a kernel no student code ran in (verify.py)."""
+the audit alone: tests that look only at values are judged in the grader (judge.py); for the
+rest, the grader re-checks every record in its own process, and flags a test whose records part
+from its own run of the solution in a kernel no student code ran in (verify.py)."""
 import builtins
 import json
 import os

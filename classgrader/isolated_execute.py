@@ -10,7 +10,12 @@
 - Every cell ends with `integrity.audit()` in the kernel (an IPython post_run_cell hook); if it
   finds the grader's tools replaced, or never reports (the hook was removed), the culprit
   cell is dropped and the notebook is flagged for review with the reason.
-- A test cell that passed in the kernel only counts if the records its checks wrote hold up
+- A test cell is judged outside the student's process where it can be (judge.py): it runs here,
+  in the grader, and the student's kernel only answers with data what its names hold and what
+  its functions return for the test's inputs; expected values never enter it. The grader's own
+  run of the solution decides which tests can (they pass there, and look only at values).
+- A test cell that must run in the kernel (identities, storage, the autograd graph) and passed
+  there only counts if the records its checks wrote hold up
   when re-checked here, outside the kernel, against the same cell's records from the grader's
   own run of the source notebook (solutions, hidden tests) in a kernel no student code ever ran
   in: the same checks, the same expected values, and the student's values must pass against
@@ -18,9 +23,13 @@
 
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
+import asyncio
+import base64
 import copy
+import io
 import os
 import secrets
+import time
 import shutil
 import sys
 import tempfile
@@ -32,9 +41,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict
+from traitlets import Bool, Dict, Set
 
-from . import sandbox, staging, verify
+from . import judge, sandbox, staging, verify
 from .kernel_zygote import ZYGOTE_ENV
 from .warm_kernel import WarmKernelManager
 
@@ -84,7 +93,29 @@ def copy_regular_files(source: str, target: str) -> None:
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
-_references = {}  # (source notebook path, its bytes' hash) -> {grade id: records}, per process
+_references = {}  # (source notebook path, its bytes' hash) -> (judged outside, {grade id: records})
+
+
+class SourcePlan:
+    """What the grader takes from the source notebook itself, never from a submission: its
+    setup and helper cells, the names its answer cells define, and each test's full code."""
+
+    def __init__(self, nb):
+        self.setup, self.answers, self.tests = [], set(), {}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta:
+                continue
+            if meta.get("solution"):
+                self.answers |= judge.defined_names(_without_markers(cell.source))
+            elif meta.get("grade"):
+                self.tests[meta.get("grade_id")] = cell.source
+            elif meta.get("locked"):
+                self.setup.append(cell.source)
+
+
+def _without_markers(code: str) -> str:
+    return "\n".join(line for line in code.splitlines() if "### BEGIN" not in line and "### END" not in line)
 
 
 class IsolatedExecute(Execute):
@@ -93,11 +124,20 @@ class IsolatedExecute(Execute):
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
     making_reference = Bool(False, help="This run is the grader's own, of the source notebook")
+    classifying = Bool(False, help="The grader's first own run: which tests can be judged outside "
+                                   "the kernel (they pass there for the solution)")
+    outside = Set(help="Grade ids of the tests judged outside the student's process")
 
     def preprocess(self, nb, resources, km=None):
-        reference = None if self.making_reference else self._reference(resources)
+        plan = self._plan(resources)
+        reference = None if self.making_reference else self._reference(plan)
         NotebookClient.__init__(self, nb, km)
-        self.reference, self.observed = reference, {}
+        self.observed, self.plan, self.reference = {}, plan, None
+        if reference is not None:
+            self.outside, self.reference = reference
+        self.judged_outside, self.judge = set(), None
+        if plan is not None and (self.outside or self.classifying):
+            self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -119,9 +159,11 @@ class IsolatedExecute(Execute):
         resources["course_flags"] = self.flags
         return self.nb, self.resources
 
-    def _reference(self, resources) -> dict | None:
-        """{grade id: records} of the source notebook run by the grader itself, once per worker
-        and notebook; None outside nbgrader, or when the source is not there."""
+    def _plan(self, resources) -> SourcePlan | None:
+        """The source notebook of what is graded, read by the grader; None outside nbgrader, or
+        when the source is not there."""
+        if self.making_reference:
+            return getattr(self, "_given_plan", None)
         info = resources.get("nbgrader", {})
         if not info.get("assignment") or not info.get("notebook"):
             return None
@@ -132,17 +174,32 @@ class IsolatedExecute(Execute):
             return None
         with open(path, "rb") as handle:
             data = handle.read()
-        key = (path, hash(data))
-        if key not in _references:
-            import nbformat
-            own = IsolatedExecute(config=self.config, making_reference=True)
-            own.log = self.log
-            own.preprocess(nbformat.reads(data.decode("utf-8"), as_version=4),
-                           {"metadata": {"path": os.path.dirname(path)}})
-            if own.flags:
-                self.log.warning("The grader's own run of %s was flagged: %s", path, own.flags)
-            _references[key] = own.observed
-        return _references[key]
+        import nbformat
+        plan = SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
+        plan.key, plan.path, plan.data = (path, hash(data)), path, data
+        return plan
+
+    def _reference(self, plan) -> tuple[set, dict] | None:
+        """(the tests judged outside the kernel, {grade id: records} of the others) from the
+        grader's own runs of the source notebook, once per worker and notebook. The first run
+        tries every test outside the kernel against the solution; the second grades the
+        solution as a student is graded, and its kernel's records are the reference."""
+        if plan is None:
+            return None
+        if plan.key not in _references:
+            tried = self._own_run(plan, classifying=True).judged_outside
+            _references[plan.key] = (set(tried), self._own_run(plan, outside=set(tried)).observed)
+        return _references[plan.key]
+
+    def _own_run(self, plan, **options):
+        import nbformat
+        own = IsolatedExecute(config=self.config, making_reference=True, **options)
+        own.log, own._given_plan = self.log, plan
+        own.preprocess(nbformat.reads(plan.data.decode("utf-8"), as_version=4),
+                       {"metadata": {"path": os.path.dirname(plan.path)}})
+        if own.flags:
+            self.log.warning("The grader's own run of %s was flagged: %s", plan.path, own.flags)
+        return own
 
     # -- the sandbox ------------------------------------------------------------------------
     def _workarea(self) -> tuple[str, str | None]:
@@ -275,6 +332,7 @@ class IsolatedExecute(Execute):
 
     # -- the notebook -----------------------------------------------------------------------
     async def _run_notebook(self):
+        self._loop = asyncio.get_running_loop()
         await self._start()
         kept = []  # student and setup cells that ran cleanly, re-run after a restart
         for index, cell in enumerate(self.nb.cells):
@@ -282,6 +340,11 @@ class IsolatedExecute(Execute):
                 continue
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             is_test = utils.is_grade(cell)
+            if is_test and self._judged_here(grade_id):
+                await self._judge_outside(cell, grade_id, kept)
+                continue
+            if is_test and self.classifying:
+                continue  # the first own run only asks which tests can be judged outside
             before = set(os.listdir(self.trace_fd))
             failure = await self._run(cell, index)
             self._check_disk(grade_id)
@@ -302,6 +365,58 @@ class IsolatedExecute(Execute):
                 self._judge(cell, grade_id, entries)
             else:
                 kept.append(index)
+
+    # -- tests judged outside the kernel (judge.py) -----------------------------------------
+    def _judged_here(self, grade_id) -> bool:
+        if self.judge is None or grade_id not in self.plan.tests:
+            return False
+        if self.classifying:
+            return judge.observes_process(self.plan.tests[grade_id]) is None
+        return grade_id in self.outside
+
+    async def _judge_outside(self, cell, grade_id, kept):
+        """Run the source's test here; the student's kernel only answers questions (_ask)."""
+        self._deadline = time.monotonic() + (self.timeout or 120)
+        try:
+            outputs = await asyncio.to_thread(self.judge.run, self.plan.tests[grade_id])
+        except judge.KernelLost as lost:
+            cell.outputs = [_error_output(*lost.args)]
+            await self._recover(kept)
+            return
+        cell.outputs = outputs
+        if self.classifying and not any(o.output_type == "error" for o in outputs):
+            self.judged_outside.add(grade_id)
+
+    def _ask_from_thread(self, request: dict):
+        """judge.Judge's way to the student's kernel: from the thread the test runs in, through
+        the event loop that owns the kernel client."""
+        return asyncio.run_coroutine_threadsafe(self._ask(request), self._loop).result()
+
+    async def _ask(self, request: dict):
+        """Send one question to the student's kernel (answer_server.py); its reply, as data."""
+        request = {**request, "token": secrets.token_hex(8)}
+        buffer = io.BytesIO()
+        import torch
+        torch.save(request, buffer)
+        payload = base64.b64encode(buffer.getvalue()).decode("ascii")
+        code = f'__import__("classgrader.answer_server", fromlist=["serve"]).serve(globals(), "{payload}")'
+        before = set(os.listdir(self.trace_fd))
+        left = self._deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise asyncio.TimeoutError
+            msg_id = await ensure_async(self.kc.execute(code, silent=True, store_history=False))
+            await asyncio.wait_for(self.async_wait_for_reply(msg_id), left)
+        except DeadKernelError:
+            raise judge.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
+                                   "exited, or ran out of memory); later cells were graded in a fresh kernel")
+        except (asyncio.TimeoutError, CellTimeoutError):
+            raise judge.KernelLost("TimeoutError", f"this test ran longer than {self.timeout} s and was "
+                                   "stopped; later cells were graded in a fresh kernel")
+        for entry in reversed(self._new_records(before)):
+            if entry["kind"] == "reply" and entry["name"] == request["token"]:
+                return entry["got"]
+        return {"plain": None}
 
     async def _recover(self, kept):
         for index in await self._restart(kept):

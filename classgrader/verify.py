@@ -52,8 +52,7 @@ def rebuild(data):
     if "object" in data:
         raise Unverifiable(f"an object of type {data['object']}")
     if "numpy" in data:
-        import numpy as np
-        return getattr(np, data["numpy"])(data["plain"])
+        return trace.numpy_scalar(data["numpy"], data["plain"])
     if "plain" in data:
         return data["plain"]
     if "tuple" in data:
@@ -65,7 +64,7 @@ def rebuild(data):
     if "dict" in data:
         return {rebuild(k): rebuild(v) for k, v in data["dict"]}
     if "dtype" in data:
-        return getattr(torch, data["dtype"].removeprefix("torch."))
+        return trace.dtype_named(data["dtype"])
     if "device" in data:
         return torch.device(data["device"])
     raise Unverifiable(f"an unknown record {sorted(data)}")

@@ -36,3 +36,35 @@ def test_nothing_is_written_outside_a_grading_kernel(tmp_path, monkeypatch):
     trace.flush()
     [written] = tmp_path.iterdir()
     assert [e["name"] for e in json.loads(written.read_text())] == ["n", "m"]  # no tensors: JSON
+
+
+def test_materialize_rebuilds_what_portable_recorded():
+    leaf = torch.ones(2, requires_grad=True)
+    values = {"t": leaf, "nonleaf": leaf * 2, "p": torch.nn.Parameter(torch.zeros(1)), "meta": torch.empty(3, 4, device="meta"),
+              "plain": (1, 2.5, "a", None, True), "dtype": torch.int8, "device": torch.device("meta"),
+              "size": torch.Size([2, 3]), "np": np.float32(1.5)}
+    back = trace.materialize(trace.portable(values))
+    assert torch.equal(back["t"], leaf) and back["t"].is_leaf and back["t"].requires_grad
+    assert not back["nonleaf"].is_leaf and back["nonleaf"].requires_grad
+    assert type(back["p"]) is torch.nn.Parameter
+    assert back["meta"].device.type == "meta" and back["meta"].shape == (3, 4)
+    assert back["plain"] == (1, 2.5, "a", None, True) and back["dtype"] is torch.int8
+    assert back["size"] == torch.Size([2, 3]) and type(back["np"]) is np.float32
+
+
+def test_an_object_comes_back_as_a_stand_in_with_its_type_name_and_callability():
+    method = trace.materialize(trace.portable(torch.zeros(2).size))
+    assert callable(method) and type(method).__qualname__ == "builtin_function_or_method"
+    thing = trace.materialize(trace.portable(object()))
+    assert not callable(thing) and f"{type(thing).__module__}.{type(thing).__qualname__}" == "builtins.object"
+
+
+def test_a_forged_record_is_refused_before_anything_is_made_of_it():
+    claim = {"tensor": None, "shape": [10**6, 10**6], "dtype": "torch.float32", "device": "cpu",
+             "requires_grad": False, "is_leaf": True}
+    for forged in (claim, {"dtype": "load"}, {"numpy": "load", "plain": "x"}, {"unknown": 1}):
+        try:
+            trace.materialize(forged)
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted {forged}")

@@ -101,3 +101,25 @@ def test_root_never_writes_where_the_kernel_could(tmp_path, covered):
     assert target.read_text() == "untouched" and not (folder / "graded.ipynb").is_symlink()
     covered("root writing by name into a kernel-owned folder follows a planted link; the kernel's "
             "work area is its own, and nbgrader's folder is never seen by it")
+
+
+def _plan_for(assignment: str) -> isolated_execute.SourcePlan:
+    import nbformat
+    path = Path(isolated_execute.REPO) / "source" / assignment / f"{assignment}.ipynb"
+    data = path.read_bytes()
+    plan = isolated_execute.SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
+    plan.key, plan.path, plan.data = (str(path), hash(data)), str(path), data
+    return plan
+
+
+def test_the_graders_own_runs_decide_which_tests_it_judges_itself(covered):
+    """Tests that only look at values are judged in the grader (judge.py); those that look at
+    storage or the graph, or fail for the solution when judged outside, stay in the kernel."""
+    config = Config()
+    config.IsolatedExecute.use_sandbox = sandbox.unavailable_reason() is None
+    outside, observed = isolated_execute.IsolatedExecute(config=config)._reference(_plan_for("03_broadcasting_views"))
+    assert {"q1_broadcast_shape_tests", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests"} <= outside
+    assert "q4_flat_copy_tests" not in outside and "q4_flat_copy_tests" in observed  # it looks at data_ptr
+    assert "q3_shares_storage_tests" not in outside  # shared storage does not survive being sent as data
+    assert not outside & set(observed), "a test judged in both places"
+    covered(f"03: {len(outside)} tests judged by the grader, {len(observed)} in the kernel")

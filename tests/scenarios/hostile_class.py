@@ -411,6 +411,40 @@ autograder.checks.check_value.__code__ = _agree.__code__
 autograder.checks.check_value.__globals__["_record"] = _record
 """ + _BLIND_AUDIT
 
+# Reads the expected value out of the test's frame: the test calls channel_means right after
+# computing `expected`. Nothing is patched, so no audit can see it; it only works where the test
+# runs in the student's own process.
+FRAME_PEEKER = {"q3_channel_means_answer": '''
+import sys
+def channel_means(img):
+    caller = sys._getframe(1).f_locals
+    if "expected" in caller:
+        return caller["expected"]
+    return img.float().mean(dim=(0, 1)) / 255  # wrong otherwise
+'''}
+
+# An audit hook (which nothing can list or remove) reads each cell's code as Python compiles it;
+# in a quiz test it finds the letter check_answer is given and sets the student's variable to it
+# before the check runs. Every check then genuinely passes, in the kernel.
+READS_TEST_CODE = """
+import sys
+
+def _answer_from_the_test(event, args):
+    if event != "exec" or not args or not hasattr(args[0], "co_consts"):
+        return
+    code = args[0]
+    if "check_answer" not in code.co_names:
+        return
+    letters = [c for c in code.co_consts if isinstance(c, str) and len(c) == 1 and c in "abcd"]
+    names = [n for n in code.co_names if n[:1] == "q" and n[1:].isdigit()]
+    if letters and names:
+        get_ipython().user_ns[names[0]] = letters[-1]
+
+sys.addaudithook(_answer_from_the_test)
+"""
+WRONG_QUIZ = {"quiz_q1_answer": 'q1 = "a"\n', "quiz_q2_answer": 'q2 = "a"\n', "quiz_q3_answer": 'q3 = "a"\n',
+              "quiz_q4_answer": 'q4 = "b"\n'}
+
 PLANT_LINKS = """
 import os
 # The work area is the kernel's own: links left there for root to write through go nowhere.
@@ -567,17 +601,22 @@ def tensor_bytes(shape, dtype):
     _student("c42_clear_errors", "a post_run_cell callback clears errors, q2 wrong",
              answers=_wrong("q2_classify_error_answer"), extra_cells={"q1_describe_answer": CLEAR_ERRORS},
              loses=_tests("q2"), flag="tampering"),
-    # These two forge evidence the kernel can write: their wrong q4 and q5 keep their points, but
-    # flagged for review (a disagreement with the grader's own run cannot tell a forger from an
-    # honest answer that draws random numbers differently, so it never zeroes a test on its own).
+    # These two forge the evidence a kernel's checks write, with the audit blinded. q4 and q5 are
+    # judged in the grader (classgrader/judge.py): no check runs in the kernel, so there is
+    # nothing to forge, and the wrong answers score 0.
     _student("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
-             extra_cells={"q3_channel_means_answer": SILENT_FORGER},
-             flag="differ from the grader's own run"),
+             extra_cells={"q3_channel_means_answer": SILENT_FORGER}, loses=_tests("q4", "q5")),
     _student("c44_expected_forger", "records its wrong answers as expected, audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
-             extra_cells={"q3_channel_means_answer": EXPECTED_FORGER},
-             flag="differs from the grader's own run"),
+             extra_cells={"q3_channel_means_answer": EXPECTED_FORGER}, loses=_tests("q4", "q5")),
+    # Read the test from inside the student's process, patching nothing: only a test that never
+    # runs there stops them.
+    _student("c49_frame_peeker", "q3 returns the `expected` it finds in its caller's frame",
+             answers=FRAME_PEEKER, loses=_tests("q3")),
+    _student("c50_reads_test_code", "an audit hook sets each quiz answer from the test's code, all four wrong",
+             answers=WRONG_QUIZ, extra_cells={"q1_describe_answer": READS_TEST_CODE},
+             loses=_tests("quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests", "quiz_q4_tests")),
     _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
     _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",

@@ -1,0 +1,57 @@
+"""The student's side of a test judged outside their process (judge.py): imported in the
+student's grading kernel, it answers the grader's questions about the names the answer cells
+define, with data only. It never sees a test: only the names asked about and the inputs of a
+call, never an expected value. What it sends back is the student's output, whatever code sent
+it; a kernel that rewrites this module only changes its own answers.
+
+    serve(globals(), request)   # request: base64 of torch.save({"op", "token", ...})
+
+Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("missing",)}
+     "call" {"name", "args", "kwargs"} -> ("returned", result, args after, kwargs after)
+                                          | ("raised", exception type name, message)
+The reply is one record of kind "reply" named by the request's token (trace.py)."""
+import base64
+import io
+
+import torch
+
+from autograder import trace
+
+MAX_MESSAGE = 2000
+
+
+def _describe(namespace: dict, name: str):
+    if name not in namespace:
+        return ("missing",)
+    value = namespace[name]
+    return ("callable",) if callable(value) else ("value", value)
+
+
+def _call(namespace: dict, request: dict):
+    function = namespace.get(request["name"])
+    args = trace.materialize(request["args"])
+    kwargs = trace.materialize(request["kwargs"])
+    if function is None:
+        raise NameError(f"name '{request['name']}' is not defined")
+    result = function(*args, **kwargs)
+    return ("returned", result, args, kwargs)
+
+
+def answer(namespace: dict, request: dict):
+    """The reply to one request, as a value portable() can write."""
+    if request["op"] == "names":
+        return {name: _describe(namespace, name) for name in request["names"]}
+    try:
+        return _call(namespace, request)
+    except BaseException as error:  # the student's function may raise anything, exit included
+        return ("raised", type(error).__name__, str(error)[:MAX_MESSAGE])
+
+
+def serve(namespace: dict, request: str) -> None:
+    data = torch.load(io.BytesIO(base64.b64decode(request)), weights_only=True)
+    reply = answer(namespace, data)
+    try:
+        trace.record("reply", data["token"], reply)
+    except RecursionError:  # a result nested too deeply to be data
+        trace.record("reply", data["token"], ("raised", "ValueError", "the result is nested too deeply to read"))
+    trace.flush()

@@ -1,0 +1,179 @@
+"""judge: a test run in the grader, the student's kernel answering only with data.
+
+The student's side here is the real answer server over a namespace in this process, with every
+request and reply passed through torch.save / torch.load(weights_only=True) as across the real
+channel; tests/test_class_grading.py runs the same through real sandboxed kernels."""
+import io
+import textwrap
+
+import pytest
+import torch
+
+from autograder import trace
+from classgrader import answer_server, judge
+
+SETUP = ["import math\nimport torch\nfrom autograder import check_tensor, check_value, check_answer, check_raises"]
+
+CHANNEL_MEANS_TEST = textwrap.dedent("""
+    img = torch.randint(0, 256, (5, 4, 3), dtype=torch.uint8)
+    before = img.clone()
+    expected = img.double().mean(dim=(0, 1)).float()
+    check_tensor(channel_means(img), expected, name="channel_means(img)")
+    check_tensor(img, before, name="the image you were given (it must not change)")
+""")
+
+
+def over_the_wire(value):
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+class Student:
+    """A student's kernel namespace and the questions it was asked."""
+
+    def __init__(self, code: str):
+        self.namespace = {"torch": torch}
+        exec(textwrap.dedent(code), self.namespace)
+        self.requests = []
+
+    def ask(self, request):
+        request = over_the_wire(request)
+        self.requests.append(request)
+        return over_the_wire(trace.portable(answer_server.answer(self.namespace, request)))
+
+    def judged(self, test: str, answers: set[str]):
+        return judge.Judge(SETUP, answers, self.ask).run(textwrap.dedent(test))
+
+
+def error_of(outputs) -> str | None:
+    errors = [o for o in outputs if o.output_type == "error"]
+    return f"{errors[0].ename}: {errors[0].evalue}" if errors else None
+
+
+CORRECT = "def channel_means(img):\n    return img.float().mean(dim=(0, 1))\n"
+# Reads the expected value out of its caller's frame: in the kernel's own test, that is the test.
+FRAME_PEEKER = """
+import sys
+def channel_means(img):
+    caller = sys._getframe(1).f_locals
+    return caller["expected"] if "expected" in caller else torch.zeros(img.shape[-1])
+"""
+
+
+def test_the_correct_answer_passes_and_a_wrong_one_fails_with_the_checks_own_message():
+    assert error_of(Student(CORRECT).judged(CHANNEL_MEANS_TEST, {"channel_means"})) is None
+    wrong = Student("def channel_means(img):\n    return img.mean(dim=(0, 1), dtype=torch.float64)\n")
+    assert error_of(wrong.judged(CHANNEL_MEANS_TEST, {"channel_means"})) == \
+        "GradingError: channel_means(img): wrong dtype. Expected torch.float32, got torch.float64."
+
+
+def test_a_function_that_reads_the_test_from_its_callers_frame_gets_nothing():
+    peeker = Student(FRAME_PEEKER)
+    # Without the defence: the test runs where the student's function runs, and the peek works.
+    in_kernel = dict(peeker.namespace)
+    exec(SETUP[0], in_kernel)
+    exec(CHANNEL_MEANS_TEST, in_kernel)  # no exception: full marks for a wrong answer
+    # Judged here, its caller is the answer server, which holds no expected value.
+    assert "wrong values" in error_of(peeker.judged(CHANNEL_MEANS_TEST, {"channel_means"}))
+
+
+def test_expected_values_never_reach_the_students_process():
+    student = Student('q1 = "a"\n')
+    outputs = student.judged('check_answer(q1, "c", name="q1", hint="Re-read section 1.")', {"q1"})
+    assert error_of(outputs).startswith("GradingError: q1")
+    sent = repr(student.requests)
+    assert '"c"' not in sent and "'c'" not in sent and "Re-read" not in sent
+    assert [r["op"] for r in student.requests] == ["names"]
+
+
+def test_what_the_function_does_to_its_inputs_is_seen_by_the_test():
+    mutates = Student("def channel_means(img):\n    means = img.float().mean(dim=(0, 1))\n    img.zero_()\n    return means\n")
+    assert "the image you were given" in error_of(mutates.judged(CHANNEL_MEANS_TEST, {"channel_means"}))
+
+
+def test_the_students_exceptions_keep_their_class():
+    student = Student("def size_of(n):\n    if n < 0:\n        raise ValueError('negative')\n    return n\n")
+    test = "check_raises(lambda: size_of(-1), ValueError, name='size_of(-1)')\ncheck_value(size_of(3), 3)"
+    assert error_of(student.judged(test, {"size_of"})) is None
+    broken = Student("def size_of(n):\n    return undefined_name\n")
+    assert error_of(broken.judged("size_of(3)", {"size_of"})) == "NameError: name 'undefined_name' is not defined"
+
+
+def test_an_uncalled_method_keeps_its_hint_and_a_missing_name_is_a_name_error():
+    student = Student("def describe(t):\n    return {'shape': t.size}\n")
+    test = "check_value(describe(torch.zeros(2, 3))['shape'], (2, 3), name='shape')"
+    assert "did you forget to call it with ()" in error_of(student.judged(test, {"describe"}))
+    assert error_of(Student("").judged("describe", {"describe"})) == "NameError: name 'describe' is not defined"
+
+
+@pytest.mark.parametrize("forged", [
+    {"tensor": None, "shape": [10**6, 10**6], "dtype": "torch.float32", "device": "cpu",
+     "requires_grad": False, "is_leaf": True},                   # a size it never had the values of
+    {"dtype": "load"},                                             # a torch function, not a dtype
+    {"numpy": "load", "plain": "/etc/passwd"},                     # a NumPy function, not a scalar type
+])
+def test_a_forged_reply_is_refused_without_acting_on_it(forged):
+    def ask(request):
+        return {"tuple": [{"plain": "returned"}, forged, {"list": []}, {"dict": []}]} \
+            if request["op"] == "call" else {"dict": [[{"plain": "f"}, {"tuple": [{"plain": "callable"}]}]]}
+    outputs = judge.Judge(SETUP, {"f"}, ask).run("f()")
+    assert error_of(outputs).startswith("ValueError: not a") or "without values" in error_of(outputs)
+
+
+def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
+    def ask(request):
+        raise judge.KernelLost("KernelDied", "the kernel stopped")
+    with pytest.raises(judge.KernelLost):
+        judge.Judge(SETUP, {"f"}, ask).run("try:\n    f()\nexcept Exception:\n    pass")
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("check_value(flat_copy(t).data_ptr() != t.data_ptr(), True)", ".data_ptr"),
+    ("y = f(x)\ny.sum().backward()\ncheck_tensor(x.grad, g)", ".backward"),
+    ("check_value(g(m) is m, True)", "identities"),
+    ("check_value(id(a) == id(b), True)", "uses id"),
+    ("check_value(describe(t) is None, False)", None),
+    ("check_tensor(channel_means(img), expected)", None),
+])
+def test_what_only_exists_inside_a_process_keeps_a_test_in_the_kernel(code, reason):
+    found = judge.observes_process(code)
+    assert (found is None) if reason is None else (reason in found)
+
+
+def test_an_answer_cells_names_are_its_definitions_not_its_imports():
+    code = "import math\ndef f(x):\n    y = 1\n    return y\nclass Net:\n    pass\nq1 = 'c'\na, (b, c) = 1, (2, 3)"
+    assert judge.defined_names(code) == {"f", "Net", "q1", "a", "b", "c"}
+
+
+QUIZ_TEST = 'check_choice(q1, "abcd", name="q1")\ncheck_answer(q1, "c", name="q1", hint="Re-read section 1.")'
+# An audit hook reads each piece of code as it is run and sets the quiz variable to the letter
+# the test is about to compare with: nothing is patched, every check really passes.
+READS_TEST_CODE = '''
+import sys
+from autograder import check_answer, check_choice
+namespace = {"q1": "a", "check_answer": check_answer, "check_choice": check_choice}
+
+def answer_from_the_test(event, args):
+    if event == "exec" and hasattr(args[0], "co_consts") and "check_answer" in args[0].co_names:
+        letters = [c for c in args[0].co_consts if isinstance(c, str) and len(c) == 1]
+        namespace["q1"] = letters[-1]
+
+sys.addaudithook(answer_from_the_test)
+exec(compile(sys.argv[1], "<cell>", "exec"), namespace)
+print("passed with", namespace["q1"])
+'''
+
+
+def test_a_hook_that_reads_the_tests_code_gets_nothing_when_the_test_runs_here():
+    import subprocess
+    import sys
+    # Without the defence (the test run in the student's process), the hook answers for them.
+    ran = subprocess.run([sys.executable, "-c", READS_TEST_CODE, QUIZ_TEST], capture_output=True, text=True,
+                         timeout=120)
+    assert ran.returncode == 0 and "passed with c" in ran.stdout, ran.stderr
+    # Judged here, the student's process only ever hears the name q1.
+    student = Student('q1 = "a"\n')
+    outputs = judge.Judge(SETUP + ["from autograder import check_choice"], {"q1"}, student.ask).run(QUIZ_TEST)
+    assert error_of(outputs).startswith("GradingError: q1")
