@@ -42,6 +42,24 @@ def student(tmp_path, name, answers):
     return write_notebook(nb, tmp_path / name / "01_tensors.ipynb")
 
 
+@pytest.fixture(scope="module")
+def checklist_of(tmp_path_factory):
+    """checklist_of(name, answers): the checklist of that student's notebook, made once per name
+    (each costs a fresh kernel and the whole notebook); several tests read the same ones."""
+    folder, made = tmp_path_factory.mktemp("checklists"), {}
+
+    def get(name, answers):
+        if name not in made:
+            path = student(folder, name, answers)
+            made[name] = (path, checklist(path))
+        return made[name]
+    return get
+
+
+def scenario_answers(name):
+    return next(s.answers for s in unit01.SCENARIOS if s.student == name)
+
+
 def stubs(*grade_ids):
     """Answers that leave these answer cells as the release has them: not answered."""
     release = {c["metadata"]["nbgrader"]["grade_id"]: source_text(c) for c in read_notebook(RELEASE01)["cells"]
@@ -53,14 +71,13 @@ def test_exercises_are_named_by_heading_in_notebook_order():
     assert [name for name, _, _ in exercises(read_notebook(RELEASE01))] == EXERCISES
 
 
-def test_solved_untouched_and_half_done(tmp_path, covered):
-    half = dict(stubs("q4_tensor_bytes_answer", "quiz_q2_answer"), **next(
-        s.answers for s in unit01.SCENARIOS if s.student == "len_as_numel"))
+def test_solved_untouched_and_half_done(checklist_of, covered):
+    half = dict(stubs("q4_tensor_bytes_answer", "quiz_q2_answer"), **scenario_answers("len_as_numel"))
     seen = {}
-    for name, answers in [("solved", {}), ("untouched", None), ("half", half)]:
-        seen[name] = checklist(student(tmp_path, name, answers))
+    for name, answers in [("solution", {}), ("untouched", None), ("half", half)]:
+        seen[name] = checklist_of(name, answers)[1]
         assert [line.exercise for line in seen[name]] == EXERCISES
-    assert {line.status for line in seen["solved"]} == {"passed"}
+    assert {line.status for line in seen["solution"]} == {"passed"}
     assert {line.status for line in seen["untouched"]} == {"unanswered"}
     assert [line.text() for line in seen["half"]] == [
         '✗ Q1 · Describe a tensor: failed: describe(torch.zeros(2, 3))["numel"]: wrong value. Expected 6, got 2.',
@@ -75,9 +92,9 @@ def test_solved_untouched_and_half_done(tmp_path, covered):
             "(a failure with its reason, two not answered, the rest passed)")
 
 
-def test_no_traceback_and_no_test_cell_source(tmp_path):
-    nb_path = student(tmp_path, "wrong", next(s.answers for s in unit01.SCENARIOS if s.student == "size_not_called"))
-    text = as_text(checklist(nb_path))
+def test_no_traceback_and_no_test_cell_source(checklist_of):
+    nb_path, lines = checklist_of("size_not_called", scenario_answers("size_not_called"))
+    text = as_text(lines)
     assert "Traceback" not in text and "File " not in text and "autograder/" not in text
     tests = [c for c in read_notebook(nb_path)["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
     for cell in tests:
@@ -91,11 +108,9 @@ AGREE = ["solution", "untouched", "len_as_numel", "size_not_called", "warns", "q
 
 
 @pytest.mark.parametrize("name", AGREE)
-def test_checklist_agrees_with_nbgraders_validator(tmp_path, name, covered):
+def test_checklist_agrees_with_nbgraders_validator(checklist_of, name, covered):
     """Same cells failing as stock nbgrader's Validator finds, on the same configuration."""
-    scenario = next(s for s in unit01.SCENARIOS if s.student == name)
-    nb_path = student(tmp_path, name, scenario.answers)
-    lines = checklist(nb_path)
+    nb_path, lines = checklist_of(name, scenario_answers(name))
     ours = {line.exercise for line in lines if line.status != "passed"}
     stock = validate(nb_path).get("failed", [])
     names = dict(zip([source_text(read_notebook(RELEASE01)["cells"][t]) for _, _, t in exercises(
@@ -116,27 +131,28 @@ def test_command_line_exit_status_and_text(tmp_path, covered):
             "nothing on stderr (no kernel warnings)")
 
 
-def test_kernel_runs_every_cell_after_an_error():
+@pytest.fixture(scope="module")
+def kernel():
+    """One Kernel for the two tests below (each starts from names of its own)."""
     kernel = Kernel()
-    try:
-        replies = kernel.run(["x = 1", "raise ValueError('boom')", "x += 1", "assert x == 2"])
-    finally:
-        kernel.close()
+    yield kernel
+    kernel.close()
+
+
+def test_kernel_runs_every_cell_after_an_error(kernel):
+    replies = kernel.run(["x_after_error = 1", "raise ValueError('boom')", "x_after_error += 1",
+                          "assert x_after_error == 2"])
     assert [r["status"] for r in replies] == ["ok", "error", "ok", "ok"]
     assert (replies[1]["ename"], replies[1]["evalue"]) == ("ValueError", "boom")
 
 
-def test_kernel_is_configured_as_the_autograders():
+def test_kernel_is_configured_as_the_autograders(kernel):
     """The warm kernel runs nbgrader_config.py's exec line: stderr goes to stdout."""
-    kernel = Kernel()
-    try:
-        [reply] = kernel.run(["import sys; assert sys.stderr is sys.stdout, 'stderr not redirected'"])
-    finally:
-        kernel.close()
+    [reply] = kernel.run(["import sys; assert sys.stderr is sys.stdout, 'stderr not redirected'"])
     assert reply["status"] == "ok", reply
 
 
-def test_json_of_the_reply_is_plain_data(tmp_path):
-    lines = checklist(student(tmp_path, "s", {}))
+def test_json_of_the_reply_is_plain_data(checklist_of):
+    lines = checklist_of("solution", {})[1]
     assert json.loads(json.dumps([vars(line) for line in lines]))[0] == {
         "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": ""}
