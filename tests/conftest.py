@@ -18,6 +18,7 @@ def covered(request):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped where torch sees none")
+    config.addinivalue_line("markers", "says: only the end-to-end scenarios whose feedback must say something")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -34,7 +35,8 @@ def pytest_collection_modifyitems(config, items):
 # tests run no other file may have sandboxed kernels alive: each of its tests holds an exclusive
 # lock, and each file that starts such kernels a shared one for its whole module (fixtures
 # included). Its own grading (the module fixture) may overlap theirs. One lock file per run.
-SANDBOXED_KERNELS = {"test_autograde_e2e.py", "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
+SANDBOXED_KERNELS = {"test_autograde_e2e_a.py", "test_autograde_e2e_b.py", "test_autograde_e2e_c.py",
+                     "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
                      "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py",
                      "test_hub.py"}  # the hub's sudo course-autograde grades in sandboxed kernels too
 EXCLUSIVE = {"test_class_grading.py"}

@@ -1,16 +1,25 @@
-"""The whole chain, for real: scripted submissions -> `nbgrader autograde` ->
-`nbgrader generate_feedback` -> `nbgrader export`, on a temporary course directory.
+"""The whole chain, for real, as an instructor runs it: scripted submissions -> `./course
+autograde` (classgrader.classroom: triage, warm sandboxed kernels, real nbgrader workers) ->
+`./course feedback` (nbgrader generate_feedback) -> `./course export` (nbgrader export), on a
+temporary course directory. Stock `nbgrader autograde` with the course's configuration is run
+by tests/test_exchange_flow.py.
 
 Checks: the solution scores full marks; the untouched release scores zero and the run
 completes; each misconception loses exactly the points of the item it breaks and its
 feedback names it; alternative correct answers and answers that warn score full marks;
 feedback shows no hidden-test code; the export agrees with the gradebook; submitted files
-are byte-identical after grading."""
+are byte-identical after grading.
+
+The tests are split over tests/test_autograde_e2e_*.py, a few units each, so that the test
+workers share the grading: each of those files sets UNITS and takes everything else from here
+(`from autograde_e2e import *`: the module fixture, the tests and their parametrization)."""
 import csv
 import hashlib
 import html
 import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -18,20 +27,44 @@ from nbconvert import HTMLExporter
 from nbformat import reads
 from nbgrader.api import Gradebook
 
-from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, nbgrader,
-                       read_notebook, source_text, write_notebook)
+from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, make_course, nbgrader,
+                       read_notebook, source_text, tool_env, write_notebook)
 from scenarios import unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08
 
-UNITS = [unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08]
-# While working on one unit: COURSE_E2E_UNITS=06_modules ./course test tests/test_autograde_e2e.py
-if os.environ.get("COURSE_E2E_UNITS"):
-    UNITS = [u for u in UNITS if u.ASSIGNMENT in os.environ["COURSE_E2E_UNITS"].split(",")]
-CASES = [(unit, s) for unit in UNITS for s in unit.SCENARIOS]
+__all__ = ["units", "graded", "pytest_generate_tests", "test_each_submission_scores_what_it_deserves",
+           "test_feedback_says_what_is_wrong", "test_feedback_shows_no_hidden_test_code",
+           "test_the_leak_detector_sees_code_in_plain_html", "test_export_agrees_with_the_gradebook",
+           "test_submitted_files_are_untouched"]
+
+ALL_UNITS = [unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08]
+
+
+def units(*assignments: str) -> list:
+    """The scenario modules of these assignments; while working on one unit,
+    COURSE_E2E_UNITS=06_modules ./course test tests/test_autograde_e2e_*.py keeps only it."""
+    chosen = [u for u in ALL_UNITS if u.ASSIGNMENT in assignments]
+    assert len(chosen) == len(assignments), f"unknown assignments in {assignments}"
+    if os.environ.get("COURSE_E2E_UNITS"):
+        chosen = [u for u in chosen if u.ASSIGNMENT in os.environ["COURSE_E2E_UNITS"].split(",")]
+    return chosen
+
+
+def cases(module) -> list:
+    return [(unit, s) for unit in module.UNITS for s in unit.SCENARIOS]
 
 
 def case_id(case):
     unit, scenario = case
     return f"{unit.ASSIGNMENT}-{scenario.student}"
+
+
+def pytest_generate_tests(metafunc):
+    """`case` runs over the scenarios of the file's UNITS (with `says` only where the test asks)."""
+    if "case" in metafunc.fixturenames:
+        found = cases(metafunc.module)
+        if metafunc.definition.get_closest_marker("says"):
+            found = [c for c in found if c[1].says]
+        metafunc.parametrize("case", found, ids=case_id)
 
 
 def student_id(unit, scenario) -> str:
@@ -59,11 +92,25 @@ def hidden_lines(unit) -> list[str]:
     return lines
 
 
+def course_command(course, module: str, *args, timeout=900) -> subprocess.CompletedProcess:
+    """What `./course autograde|...` runs, in `course`; fails with its output if it fails."""
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=course, env=tool_env(),
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise AssertionError(f"{module} {' '.join(args)} exited {done.returncode}:\n"
+                             f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
+
+
 @pytest.fixture(scope="module")
-def graded(course):
-    """Submit every scenario, then autograde, make feedback and export, once."""
+def graded(request, tmp_path_factory):
+    """A course of the file's units; submit every scenario, then grade each unit with
+    `./course autograde`, make feedback and export, once."""
+    module_units = request.module.UNITS
+    # Every assignment, graded or not: the export then has never-submitted rows to check.
+    course = make_course(tmp_path_factory.mktemp("e2e"))
     submitted = {}
-    for unit, scenario in CASES:
+    for unit, scenario in cases(request.module):
         source = read_notebook(ROOT / "source" / unit.ASSIGNMENT / unit.NOTEBOOK)
         release = read_notebook(course / "release" / unit.ASSIGNMENT / unit.NOTEBOOK)
         nb = build_submission(source, release, scenario.answers, scenario.extra_cells)
@@ -71,13 +118,16 @@ def graded(course):
         write_notebook(nb, path)
         submitted[path] = hashlib.sha256(path.read_bytes()).hexdigest()
     seconds = {}
-    for unit in UNITS:
+    for unit in module_units:
         start = time.perf_counter()
-        nbgrader(course, "autograde", unit.ASSIGNMENT)
+        # One worker: the test files already grade side by side, one per core, and each extra
+        # worker runs the reference notebook once more.
+        done = course_command(course, "classgrader.classroom", unit.ASSIGNMENT, "--workers", "1")
+        assert f"{len(unit.SCENARIOS)} to grade" in done.stdout and "NOT GRADED" not in done.stdout, done.stdout
         seconds[unit.ASSIGNMENT] = (time.perf_counter() - start) / len(unit.SCENARIOS)
         nbgrader(course, "generate_feedback", unit.ASSIGNMENT)
     nbgrader(course, "export")
-    return {"submitted": submitted, "seconds": seconds}
+    return {"course": course, "submitted": submitted, "seconds": seconds}
 
 
 def scores(course, unit, scenario) -> dict[str, tuple[float, float]]:
@@ -93,10 +143,9 @@ def feedback_html(course, unit, scenario) -> str:
     return path.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_each_submission_scores_what_it_deserves(case, course, graded, covered):
+def test_each_submission_scores_what_it_deserves(case, graded, covered):
     unit, scenario = case
-    got = scores(course, unit, scenario)
+    got = scores(graded["course"], unit, scenario)
     assert got, "no grades recorded"
     expected = {name: (0.0 if "*" in scenario.loses or name in scenario.loses else maximum)
                 for name, (_, maximum) in got.items()}
@@ -106,39 +155,40 @@ def test_each_submission_scores_what_it_deserves(case, course, graded, covered):
             f" (loses {sorted(scenario.loses) or 'nothing'})")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[1].says], ids=case_id)
-def test_feedback_says_what_is_wrong(case, course, graded):
+@pytest.mark.says  # only the scenarios whose feedback must say something
+def test_feedback_says_what_is_wrong(case, graded):
     unit, scenario = case
-    text = html.unescape(feedback_html(course, unit, scenario))
+    text = html.unescape(feedback_html(graded["course"], unit, scenario))
     for phrase in scenario.says:
         assert phrase in text, f"{scenario.student}'s feedback does not say {phrase!r}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_feedback_shows_no_hidden_test_code(case, course, graded):
+def test_feedback_shows_no_hidden_test_code(case, graded):
     unit, scenario = case
-    page = visible_text(feedback_html(course, unit, scenario))
+    page = visible_text(feedback_html(graded["course"], unit, scenario))
     leaked = [line for line in hidden_lines(unit) if re.sub(r"\s+", "", line) in page]
     assert not leaked, f"hidden-test code in {scenario.student}'s feedback: {leaked[:3]}"
     assert "Gradedon:cpu" in page or "Gradedon:cuda" in page or "Gradedon:mps" in page, (
         "the feedback does not name the grading device")
 
 
-def test_the_leak_detector_sees_code_in_plain_html(course, graded):
+def test_the_leak_detector_sees_code_in_plain_html(request, graded):
     """Guards the test above: a plain HTML export of an autograded notebook (hidden tests
     restored) must show up as leaking, or the check could never fail."""
-    unit, scenario = CASES[0]
-    autograded = (course / "runtime" / "autograded" / student_id(unit, scenario) / unit.ASSIGNMENT / unit.NOTEBOOK)
+    unit, scenario = cases(request.module)[0]
+    autograded = (graded["course"] / "runtime" / "autograded" / student_id(unit, scenario) / unit.ASSIGNMENT
+                  / unit.NOTEBOOK)
     page, _ = HTMLExporter().from_notebook_node(reads(autograded.read_text(), as_version=4))
     lines = hidden_lines(unit)
     assert lines and all(re.sub(r"\s+", "", l) in visible_text(page) for l in lines)
 
 
-def test_export_agrees_with_the_gradebook(course, graded, covered):
+def test_export_agrees_with_the_gradebook(request, graded, covered):
+    course = graded["course"]
     with open(course / "runtime" / "grades.csv", newline="") as handle:
         rows = {(r["assignment"], r["student_id"]): r["score"] for r in csv.DictReader(handle)}
     submitted = set()
-    for unit, scenario in CASES:
+    for unit, scenario in cases(request.module):
         total = sum(s for s, _ in scores(course, unit, scenario).values())
         key = (unit.ASSIGNMENT, student_id(unit, scenario))
         assert float(rows[key]) == pytest.approx(total)
@@ -154,4 +204,4 @@ def test_submitted_files_are_untouched(graded, covered):
                if hashlib.sha256(p.read_bytes()).hexdigest() != digest]
     assert not changed, f"grading changed submitted files: {changed}"
     for assignment, seconds in graded["seconds"].items():
-        covered(f"nbgrader autograde {assignment}: {seconds:.1f} s per submission")
+        covered(f"./course autograde {assignment}: {seconds:.1f} s per submission")

@@ -1,0 +1,4 @@
+"""End-to-end grading of 07_checkpoints, 08_capstone (tests/autograde_e2e.py has the tests and says what they check)."""
+from autograde_e2e import *  # noqa: F401,F403 (the module fixture, the tests, their parametrization)
+
+UNITS = units("07_checkpoints", "08_capstone")
