@@ -10,7 +10,7 @@ mutants that behave exactly like a correct answer in EQUIVALENT, with the reason
 A mutant is caught when the test cell of the exercise it changes raises. The runner executes the
 source notebook itself (setup and helper cells, every answer cell, test cells with their hidden
 blocks, as autograde restores them; not the untagged "Try it" cells) in a server process per
-unit that imports torch once and forks a fresh child per job, so no state passes between
+unit (or several) that imports torch once and forks a fresh child per job, so no state passes between
 mutants. It is far faster than nbgrader, which the end-to-end test still exercises.
 
     from mutation import run_jobs, generate_mutants
@@ -212,10 +212,11 @@ def target_cells(mutant: Mutant) -> set[str]:
 # ---------------------------------------------------------------------------------------------
 # The runner.
 
-def run_jobs(assignment: str, jobs: list[dict], workers: int = 2, timeout: float = 120.0) -> dict[str, dict]:
+def run_jobs(assignment: str | None, jobs: list[dict], workers: int = 2, timeout: float = 120.0) -> dict[str, dict]:
     """Run each job {"name", "answers": {answer cell: code}, "only": [test cells] or None} in a
     fresh fork of a warm server for `assignment`. Returns {name: {"failed": {test cell:
-    "Type: message"}, "ran": [test cells], "seconds": float}}."""
+    "Type: message"}, "ran": [test cells], "seconds": float}}. A job with its own "assignment"
+    runs that one's notebook: one server (one torch import) serves several units."""
     request = json.dumps({"assignment": assignment, "jobs": jobs, "workers": workers, "timeout": timeout})
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     done = subprocess.run([sys.executable, __file__, "--serve"], input=request, capture_output=True,
@@ -262,7 +263,11 @@ def _serve() -> None:
     import autograder.device_strict  # noqa: F401
     import torch.nn.functional  # noqa: F401
     torch.zeros(1, device="meta") + 1  # meta set up once
-    cells = notebook_cells(request["assignment"])
+    cells_of = {}  # assignment -> its cells, read before any fork
+    for job in request["jobs"]:
+        assignment = job.get("assignment") or request["assignment"]
+        if assignment not in cells_of:
+            cells_of[assignment] = notebook_cells(assignment)
     results, running, queue = {}, {}, list(request["jobs"])
     out = sys.stdout
     while queue or running:
@@ -278,7 +283,8 @@ def _serve() -> None:
                 os.dup2(devnull, 2)
                 start = time.perf_counter()
                 try:
-                    result = _execute(cells, job["answers"], job.get("only"))
+                    result = _execute(cells_of[job.get("assignment") or request["assignment"]], job["answers"],
+                                      job.get("only"))
                 except BaseException as error:  # noqa: BLE001
                     result = {"failed": {"*": repr(error)}, "ran": []}
                 result["seconds"] = time.perf_counter() - start

@@ -59,8 +59,9 @@ CURRICULUM = [
 
 @pytest.fixture(scope="module")
 def sample_results():
-    """Each sampled unit's mutants and variants, run once: {unit: (mutants, variants, results)}."""
-    out, start = {}, time.perf_counter()
+    """Each sampled unit's mutants and variants, run once: {unit: (mutants, variants, results)}.
+    One server runs every unit's jobs (each names its assignment): torch is imported once."""
+    picked, jobs, start = {}, [], time.perf_counter()
     for unit, (names, students) in SAMPLE.items():
         by_name = {m.name: m for m in mutation.all_mutants(unit)}
         missing = [n for n in names if n not in by_name]
@@ -68,9 +69,15 @@ def sample_results():
         mutants = [by_name[n] for n in names]
         variants = [s for s in mutation.correct_variants(unit) if s.student in students]
         assert len(variants) == len(students), f"{unit}: sampled variants missing"
-        results = mutation.run_jobs(mutation.unit_module(unit).ASSIGNMENT,
-                                    mutation.mutant_jobs(mutants) + mutation.variant_jobs(unit, variants))
-        out[unit] = (mutants, variants, results)
+        picked[unit] = (mutants, variants)
+        assignment = mutation.unit_module(unit).ASSIGNMENT
+        # Job names repeat across units (variant:alternative_c): the unit prefixes them.
+        jobs += [dict(job, name=f"{unit} {job['name']}", assignment=assignment)
+                 for job in mutation.mutant_jobs(mutants) + mutation.variant_jobs(unit, variants)]
+    results = mutation.run_jobs(None, jobs)
+    out = {unit: (mutants, variants, {name.split(" ", 1)[1]: result for name, result in results.items()
+                                      if name.split(" ", 1)[0] == unit})
+           for unit, (mutants, variants) in picked.items()}
     out["seconds"] = time.perf_counter() - start
     return out
 
