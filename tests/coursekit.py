@@ -54,12 +54,28 @@ def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
     return done
 
 
+_generated: dict[tuple, Path] = {}  # assignments -> a course generated earlier in this process
+
+
 def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     """A fresh course directory with the repository's config and sources, the given
-    assignments generated (which also records them in that course's gradebook)."""
+    assignments generated (which also records them in that course's gradebook).
+    Generating costs seconds, mostly loading nbgrader: the first course of each set of
+    assignments in a process is generated, later ones are byte copies of it (nothing in a
+    generated course names its folder: the config finds its paths from where it lies)."""
+    key = tuple(assignments)
+    if key in _generated:
+        shutil.copytree(_generated[key], root, dirs_exist_ok=True, symlinks=True)
+        return root
     shutil.copy(ROOT / "nbgrader_config.py", root)
     shutil.copytree(ROOT / "source", root / "source")
     generate(root, *assignments)
+    import atexit
+    import tempfile
+    keep = Path(tempfile.mkdtemp(prefix="course-generated-"))
+    atexit.register(shutil.rmtree, keep, True)
+    shutil.copytree(root, keep, dirs_exist_ok=True, symlinks=True)
+    _generated[key] = keep
     return root
 
 
