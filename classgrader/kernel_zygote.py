@@ -122,11 +122,17 @@ def _become_kernel(request: dict) -> None:
 
 
 def _fork_kernel(request: dict, stdio: list[int]) -> int:
+    zygote = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        # Die with the zygote, and close the race where it died before the request to: a
+        # grader killed mid-fork must not leave this kernel running.
+        die_with_parent(signal.SIGKILL)
+        if os.getppid() != zygote:
+            os._exit(1)
         for target, fd in enumerate(stdio):
             os.dup2(fd, target)
         os.setsid()

@@ -45,3 +45,17 @@ def test_serve_writes_one_reply_record_the_grader_reads_as_data(tmp_path, monkey
     [entry] = verify.read_records([str(p) for p in tmp_path.iterdir()])
     assert entry["kind"] == "reply" and entry["name"] == "abc123"
     assert trace.materialize(entry["got"]) == {"q2": ("value", "b")}
+
+
+def test_the_loop_answers_each_request_it_reads_until_an_empty_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
+    requests = []
+    for token in ("first", "second"):
+        buffer = io.BytesIO()
+        torch.save({"op": "names", "names": ["q1"], "token": token}, buffer)
+        requests.append(base64.b64encode(buffer.getvalue()).decode())
+    lines = iter([*requests, ""])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))  # the kernel's stdin channel
+    answer_server.serve_loop({"q1": "d"})
+    entries = verify.read_records([str(p) for p in tmp_path.iterdir()])
+    assert [e["name"] for e in entries] == ["first", "second"]

@@ -617,6 +617,13 @@ def tensor_bytes(shape, dtype):
     _student("c50_reads_test_code", "an audit hook sets each quiz answer from the test's code, all four wrong",
              answers=WRONG_QUIZ, extra_cells={"q1_describe_answer": READS_TEST_CODE},
              loses=_tests("quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests", "quiz_q4_tests")),
+    # The grader's calls into a student's function (a test judged outside) meet the same
+    # recovery as cells: a kernel that dies or hangs while answering costs that test only.
+    _student("c51_exits_when_called", "describe() ends the kernel when the grader calls it",
+             answers={"q1_describe_answer": "import os\ndef describe(t):\n    os._exit(3)\n"}, loses=_tests("q1")),
+    _student("c52_hangs_when_called", "classify_error() never returns when the grader calls it",
+             answers={"q2_classify_error_answer": "def classify_error(message):\n    while True:\n        pass\n"},
+             loses=_tests("q2")),
     _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
     _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",
