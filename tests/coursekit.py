@@ -155,12 +155,12 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
         env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role)))
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
+        for _ in range(600):
             try:
                 urllib.request.urlopen(f"{base}/api/status?token={LAB_TOKEN}", timeout=2)
                 break
             except OSError:
-                time.sleep(0.5)
+                time.sleep(0.1)
         else:
             raise AssertionError(f"JupyterLab did not start:\n{(root / 'lab.log').read_text()[-3000:]}")
         yield base
