@@ -396,7 +396,7 @@ class IsolatedExecute(Execute):
         if self.judge is None or grade_id not in self.plan.tests:
             return False
         if self.classifying:
-            return judge.observes_process(self.plan.tests[grade_id]) is None
+            return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
         return grade_id in self.outside
 
     async def _judge_outside(self, cell, grade_id, kept):

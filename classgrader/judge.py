@@ -33,11 +33,24 @@ PROCESS_ATTRIBUTES = {"data_ptr", "storage", "untyped_storage", "_base", "grad_f
                       "_version", "stride", "is_contiguous", "register_hook", "retain_grad", "is_set_to",
                       "storage_offset", "retains_grad"}
 PROCESS_NAMES = {"id", "autograd", "gc", "weakref", "sys"}
+# Calls that change how code runs in the process that makes them (warnings turned into errors,
+# strict device checks, a pretended GPU, a default dtype): made here, they would not reach the
+# student's function, and a test could pass for a wrong answer that they exist to catch.
+PROCESS_SETTINGS = {"simplefilter", "filterwarnings", "strict_devices", "pretend_accelerators",
+                    "set_default_dtype", "set_default_device", "set_grad_enabled", "set_detect_anomaly",
+                    "use_deterministic_algorithms", "set_printoptions", "setrecursionlimit"}
 
 
-def observes_process(code: str) -> str | None:
-    """Why a test must run in the student's process (it compares identities, or looks at
-    storage, the graph or gradients), or None when it only looks at values."""
+def _called_name(node: ast.Call) -> str | None:
+    function = node.func
+    return function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
+
+
+def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
+    """Why a test must run in the student's process, or None when it only looks at values: it
+    compares identities, looks at storage, the graph or gradients, changes how code runs in its
+    process, or calls one of the student's `answers` inside a `with` block (whose context would
+    stay in the grader's process)."""
     try:
         tree = ast.parse(code)
     except SyntaxError as error:
@@ -47,10 +60,16 @@ def observes_process(code: str) -> str | None:
             return f"it looks at .{node.attr}"
         if isinstance(node, ast.Name) and node.id in PROCESS_NAMES:
             return f"it uses {node.id}"
+        if isinstance(node, ast.Call) and _called_name(node) in PROCESS_SETTINGS:
+            return f"it calls {_called_name(node)}(), which changes how code runs in its process"
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
             sides = [node.left, *node.comparators]
             if not any(isinstance(side, ast.Constant) and side.value in (None, True, False) for side in sides):
                 return "it compares identities with `is`"
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inside = {n.id for statement in node.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
+            if inside & set(answers):
+                return f"it calls {sorted(inside & set(answers))[0]} inside a `with` block"
     return None
 
 

@@ -136,9 +136,14 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
     ("check_value(id(a) == id(b), True)", "uses id"),
     ("check_value(describe(t) is None, False)", None),
     ("check_tensor(channel_means(img), expected)", None),
+    # strict device checks, warnings made errors, a pretended GPU: they change this process only
+    ("with strict_devices():\n    got = f(x.to('meta'))", "inside a `with` block"),
+    ("with pretend_accelerators(cuda=True):\n    got = f()", "inside a `with` block"),
+    ("warnings.simplefilter('error')\ncheck_value(f(1), 2)", "simplefilter"),
+    ("with torch.no_grad():\n    p6 = a * b\ncheck_value(f, {'p6': p6.requires_grad})", None),
 ])
 def test_what_only_exists_inside_a_process_keeps_a_test_in_the_kernel(code, reason):
-    found = judge.observes_process(code)
+    found = judge.observes_process(code, frozenset({"f", "flat_copy", "describe", "channel_means", "g"}))
     assert (found is None) if reason is None else (reason in found)
 
 
