@@ -24,13 +24,9 @@
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
 import asyncio
-import base64
 import copy
-import io
 import os
 import secrets
-import time
-from queue import Empty
 import shutil
 import sys
 import tempfile
@@ -44,12 +40,11 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Set
 
-from . import judge, sandbox, staging, verify
+from . import answer_channel, judge, sandbox, staging, verify
 from .kernel_zygote import ZYGOTE_ENV
 from .warm_kernel import WarmKernelManager
 
 AUDIT = "import classgrader.integrity as _course_integrity; _course_integrity.audit()"
-SERVE_LOOP = '__import__("classgrader.answer_server", fromlist=["serve_loop"]).serve_loop(globals())'
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -280,28 +275,7 @@ class IsolatedExecute(Execute):
         if await self._audit() is None:  # also fixes the baseline before any student code
             raise RuntimeError("the grading kernel does not answer integrity audits")
         if self.judge is not None:
-            await self._connect_stdin()
-
-    async def _connect_stdin(self) -> None:
-        """Make sure the kernel can reach this client's stdin channel before any test relies on
-        it: the kernel drops an input() prompt sent before that connection is up (one kernel
-        start in about fifteen), and would then wait for an answer forever. One input() is
-        answered, blindly if its prompt does not come, until the cell ends."""
-        msg_id = await ensure_async(self.kc.execute("input()", silent=True, store_history=False, allow_stdin=True))
-        deadline = time.monotonic() + (self.startup_timeout or 60)
-        while time.monotonic() < deadline:
-            try:
-                await ensure_async(self.kc.stdin_channel.get_msg(timeout=0.05))
-            except Empty:
-                pass
-            self.kc.input("")
-            try:
-                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.1))
-            except Empty:
-                continue
-            if msg["parent_header"].get("msg_id") == msg_id:
-                return
-        raise RuntimeError("the grading kernel's stdin channel does not connect")
+            await answer_channel.connect_stdin(self.kc, self.startup_timeout or 60)
 
     async def _stop(self):
         if self.km is not None:
@@ -357,7 +331,6 @@ class IsolatedExecute(Execute):
 
     # -- the notebook -----------------------------------------------------------------------
     async def _run_notebook(self):
-        self._loop = asyncio.get_running_loop()
         await self._start()
         kept = []  # student and setup cells that ran cleanly, re-run after a restart
         for index, cell in enumerate(self.nb.cells):
@@ -400,12 +373,15 @@ class IsolatedExecute(Execute):
         return grade_id in self.outside
 
     async def _judge_outside(self, cell, grade_id, kept):
-        """Run the source's test here; the student's kernel only answers questions (_ask)."""
-        self._deadline = time.monotonic() + (self.timeout or 120)
-        self._serving, self._ready = None, False
+        """Run the source's test here (judge.py); the student's kernel only answers its questions
+        (answer_channel.py)."""
+        self._loop = asyncio.get_running_loop()
+        self._channel = answer_channel.AnswerChannel(
+            self.kc, lambda: set(os.listdir(self.trace_fd)), self._new_records, self._async_check_alive,
+            self.timeout or 120)
         try:
             outputs = await asyncio.to_thread(self.judge.run, self.plan.tests[grade_id])
-            await self._stop_answering()
+            await self._channel.close()
         except judge.KernelLost as lost:
             cell.outputs = [_error_output(*lost.args)]
             await self._recover(kept)
@@ -417,77 +393,7 @@ class IsolatedExecute(Execute):
     def _ask_from_thread(self, request: dict):
         """judge.Judge's way to the student's kernel: from the thread the test runs in, through
         the event loop that owns the kernel client."""
-        return asyncio.run_coroutine_threadsafe(self._ask(request), self._loop).result()
-
-    async def _ask(self, request: dict):
-        """One question to the student's kernel, answered by answer_server.serve_loop (started
-        on the first question of a test): the request goes as the answer to its input() prompt,
-        and its next prompt says the reply record is written. The reply, as data."""
-        request = {**request, "token": secrets.token_hex(8)}
-        buffer = io.BytesIO()
-        import torch
-        torch.save(request, buffer)
-        if self._serving is None:
-            self._serving = await ensure_async(self.kc.execute(
-                SERVE_LOOP, silent=True, store_history=False, allow_stdin=True))
-        if not self._ready and not await self._prompted():
-            return {"plain": None}  # the loop ended: the notebook changed it; no answer
-        before = set(os.listdir(self.trace_fd))
-        self._ready = False
-        self.kc.input(base64.b64encode(buffer.getvalue()).decode("ascii"))
-        self._ready = await self._prompted()
-        for entry in reversed(self._new_records(before)):
-            if entry["kind"] == "reply" and entry["name"] == request["token"]:
-                return entry["got"]
-        return {"plain": None}
-
-    async def _prompted(self) -> bool:
-        """Wait for the serving loop's next input() prompt: True when it came, False when the
-        loop's cell ended instead. KernelLost when the kernel died or the test ran out of time."""
-        while True:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise judge.KernelLost("TimeoutError", f"this test ran longer than {self.timeout} s and was "
-                                       "stopped; later cells were graded in a fresh kernel")
-            try:
-                msg = await ensure_async(self.kc.stdin_channel.get_msg(timeout=min(left, 0.2)))
-            except Empty:
-                await self._alive_or_lost()
-                if await self._loop_ended(0):
-                    return False
-                continue
-            if msg["msg_type"] == "input_request" and msg["parent_header"].get("msg_id") == self._serving:
-                return True
-
-    async def _loop_ended(self, wait: float) -> bool:
-        try:
-            msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=wait))
-        except Empty:
-            return False
-        if msg["parent_header"].get("msg_id") == self._serving:
-            self._serving = None
-            return True
-        return False
-
-    async def _stop_answering(self) -> None:
-        """End the serving loop with an empty request, and wait for its cell to finish."""
-        if self._serving is None:
-            return
-        if self._ready:
-            self.kc.input("")
-        while self._serving is not None:
-            if time.monotonic() > self._deadline:
-                raise judge.KernelLost("TimeoutError", f"this test ran longer than {self.timeout} s and was "
-                                       "stopped; later cells were graded in a fresh kernel")
-            if not await self._loop_ended(0.2):
-                await self._alive_or_lost()
-
-    async def _alive_or_lost(self) -> None:
-        try:
-            await self._async_check_alive()
-        except DeadKernelError:
-            raise judge.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
-                                   "exited, or ran out of memory); later cells were graded in a fresh kernel")
+        return asyncio.run_coroutine_threadsafe(self._channel.ask(request), self._loop).result()
 
     async def _recover(self, kept):
         for index in await self._restart(kept):
