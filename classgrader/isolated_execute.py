@@ -322,6 +322,17 @@ class IsolatedExecute(Execute):
             return None
         return _findings(self._new_records(before))
 
+    async def _seed_before_test(self, grade_id) -> None:
+        """Every test run in the kernel starts from the same random state in the grader's own
+        run and the student's, whatever ran before it (a test that failed halfway, a Try-it
+        cell): their records then part only where the answers do."""
+        try:
+            msg_id = await ensure_async(self.kc.execute(
+                f'__import__("autograder").seed_everything({judge.seed_of(grade_id)})', silent=True, store_history=False))
+            await self.async_wait_for_reply(msg_id)
+        except (DeadKernelError, CellTimeoutError):
+            pass  # the test cell meets the same kernel next, and says what happened
+
     def _new_records(self, before):
         fresh = [name for name in os.listdir(self.trace_fd) if name not in before]
         try:
@@ -343,6 +354,8 @@ class IsolatedExecute(Execute):
                 continue
             if is_test and self.classifying:
                 continue  # the first own run only asks which tests can be judged outside
+            if is_test:
+                await self._seed_before_test(grade_id)
             before = set(os.listdir(self.trace_fd))
             failure = await self._run(cell, index)
             self._check_disk(grade_id)

@@ -182,3 +182,14 @@ def test_a_hook_that_reads_the_tests_code_gets_nothing_when_the_test_runs_here()
     student = Student('q1 = "a"\n')
     outputs = judge.Judge(SETUP + ["from autograder import check_choice"], {"q1"}, student.ask).run(QUIZ_TEST)
     assert error_of(outputs).startswith("GradingError: q1")
+
+
+def test_every_student_meets_the_same_inputs_whatever_ran_before():
+    student = Student("def first(x):\n    return x\n")
+    test = "print(torch.randn(3).tolist())"
+    seen = set()
+    for draws_before in (0, 5):
+        torch.randn(draws_before)  # another student's tests, graded earlier in the same worker
+        [printed] = judge.Judge(SETUP, {"first"}, student.ask).run(test)
+        seen.add(printed.text)
+    assert len(seen) == 1
