@@ -107,6 +107,8 @@ def graded(request, tmp_path_factory):
     """A course of the file's units; submit every scenario, then grade each unit with
     `./course autograde`, make feedback and export, once."""
     module_units = request.module.UNITS
+    if not module_units:
+        pytest.skip("COURSE_E2E_UNITS keeps none of this file's units")
     # Every assignment, graded or not: the export then has never-submitted rows to check.
     course = make_course(tmp_path_factory.mktemp("e2e"))
     submitted = {}
