@@ -109,6 +109,8 @@ class SourcePlan:
                 self.tests[meta.get("grade_id")] = cell.source
             elif meta.get("locked"):
                 self.setup.append(cell.source)
+        # A name the course's own cells define is never the student's to answer with.
+        self.answers -= set().union(set(), *(judge.defined_names(code) for code in self.setup))
 
 
 def _without_markers(code: str) -> str:
