@@ -17,11 +17,26 @@ def covered(request):
 
 
 def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # LONGEST_FIRST's order, not xdist's
     config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped where torch sees none")
     config.addinivalue_line("markers", "says: only the end-to-end scenarios whose feedback must say something")
 
 
+# Under pytest-xdist, files are handed out in collection order (xdist's own reorder, by number
+# of tests, is switched off in pytest_configure: it put the files of one long test,
+# the hub's and the exchange's, at the very end, one worker running them while the other idled).
+# The longest files go first, the hostile class first of all so that its grading overlaps the
+# hub's round trip and, when its tests need the machine to themselves (below), the other
+# worker is in test_validate.py, which starts no sandboxed kernel.
+LONGEST_FIRST = ["tests/test_class_grading.py", "tests/hub/test_hub.py", "tests/test_autograde_e2e_a.py",
+                 "tests/autograder/test_validate.py", "tests/test_autograde_e2e_b.py",
+                 "tests/test_autograde_e2e_c.py", "tests/browser/test_browser.py", "tests/test_exchange_flow.py"]
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest as collected
     needing = [item for item in items if item.get_closest_marker("cuda")]
     if needing:
         import torch  # only when a test asks: importing torch costs seconds per worker
@@ -44,8 +59,14 @@ EXCLUSIVE = {"test_class_grading.py"}
 
 def _kernel_lock(request, tmp_path_factory, exclusive: bool):
     import fcntl
-    handle = open(tmp_path_factory.getbasetemp().parent / "sandboxed-kernels.lock", "a")  # the run's workers share it
-    fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    folder = tmp_path_factory.getbasetemp().parent  # the run's workers share it
+    handle = open(folder / "sandboxed-kernels.lock", "a")
+    # A turnstile: flock lets new shared holders in while an exclusive one waits, so a worker
+    # going from one kernel-starting file to the next could keep test_class_grading waiting for
+    # ever. Whoever waits for the lock holds the turnstile, so the next file waits behind it.
+    with open(folder / "sandboxed-kernels.turnstile", "a") as turnstile:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     return handle  # released when closed
 
 
