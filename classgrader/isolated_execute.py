@@ -15,11 +15,9 @@
   its functions return for the test's inputs; expected values never enter it. The grader's own
   run of the solution decides which tests can (they pass there, and look only at values).
 - A test cell that must run in the kernel (identities, storage, the autograd graph) and passed
-  there only counts if the records its checks wrote hold up
-  when re-checked here, outside the kernel, against the same cell's records from the grader's
-  own run of the source notebook (solutions, hidden tests) in a kernel no student code ever ran
-  in: the same checks, the same expected values, and the student's values must pass against
-  the grader's expected ones (verify.py). Otherwise it fails and is flagged.
+  there only counts if the records its checks wrote hold up when re-checked here, outside the
+  kernel (verify.py); where they part from the same cell's records in the grader's own run of
+  the solution (other checks, other expected values), it is flagged for review.
 
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
