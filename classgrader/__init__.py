@@ -20,10 +20,10 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |        sanitize and autograde passes as two conversions; the   |
       |        notebook is the only thing that crosses between them)   |
       |  autograde pass: isolated_execute.IsolatedExecute ------------+
-      |     - once per worker and notebook, the grader's own two runs of the source notebook
-      |       in kernels no student code ever touched: which tests it can judge itself (they
-      |       pass for the solution when judged outside, judge.py), then the solution graded
-      |       as a student is -> the reference records of the tests that stay in the kernel
+      |     - once per worker and notebook, the grader's own run of the source notebook in a
+      |       kernel no student code ever touched: which tests it can judge itself (they pass
+      |       for the solution when judged outside, judge.py) -> those, and the reference
+      |       records of the tests that stay in the kernel
       |     - the student's notebook, cell by cell, in a fresh sandboxed fork (sandbox.py:
       |       allow-list filesystem, its own PID and network namespaces, a size-limited work
       |       area, a uid of its own); after every cell the kernel's integrity audit

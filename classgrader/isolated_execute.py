@@ -121,8 +121,8 @@ class IsolatedExecute(Execute):
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
     making_reference = Bool(False, help="This run is the grader's own, of the source notebook")
-    classifying = Bool(False, help="The grader's first own run: which tests can be judged outside "
-                                   "the kernel (they pass there for the solution)")
+    classifying = Bool(False, help="The grader's own run: which tests can be judged outside the "
+                                   "kernel (they pass there for the solution)")
     outside = Set(help="Grade ids of the tests judged outside the student's process")
 
     def preprocess(self, nb, resources, km=None):
@@ -178,14 +178,15 @@ class IsolatedExecute(Execute):
 
     def _reference(self, plan) -> tuple[set, dict] | None:
         """(the tests judged outside the kernel, {grade id: records} of the others) from the
-        grader's own runs of the source notebook, once per worker and notebook. The first run
-        tries every test outside the kernel against the solution; the second grades the
-        solution as a student is graded, and its kernel's records are the reference."""
+        grader's own run of the source notebook, once per worker and notebook. It tries each
+        test that looks only at values outside the kernel, against the solution; the tests that
+        do not pass there run in its kernel, and their records are the reference. (A failed try
+        may have changed the kernel's random state: each test run in a kernel is seeded first.)"""
         if plan is None:
             return None
         if plan.key not in _references:
-            tried = self._own_run(plan, classifying=True).judged_outside
-            _references[plan.key] = (set(tried), self._own_run(plan, outside=set(tried)).observed)
+            own = self._own_run(plan, classifying=True)
+            _references[plan.key] = (set(own.judged_outside), own.observed)
         return _references[plan.key]
 
     def _own_run(self, plan, **options):
@@ -349,11 +350,8 @@ class IsolatedExecute(Execute):
                 continue
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             is_test = utils.is_grade(cell)
-            if is_test and self._judged_here(grade_id):
-                await self._judge_outside(cell, grade_id, kept)
+            if is_test and self._judged_here(grade_id) and await self._judge_outside(cell, grade_id, kept):
                 continue
-            if is_test and self.classifying:
-                continue  # the first own run only asks which tests can be judged outside
             if is_test:
                 await self._seed_before_test(grade_id)
             before = set(os.listdir(self.trace_fd))
@@ -385,9 +383,10 @@ class IsolatedExecute(Execute):
             return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
         return grade_id in self.outside
 
-    async def _judge_outside(self, cell, grade_id, kept):
+    async def _judge_outside(self, cell, grade_id, kept) -> bool:
         """Run the source's test here (judge.py); the student's kernel only answers its questions
-        (answer_channel.py)."""
+        (answer_channel.py). False when the grader's own run finds the test cannot be judged
+        here (it fails for the solution): it then runs in the kernel, as it will for students."""
         self._loop = asyncio.get_running_loop()
         self._channel = answer_channel.AnswerChannel(
             self.kc, lambda: set(os.listdir(self.trace_fd)), self._new_records, self._async_check_alive,
@@ -396,12 +395,14 @@ class IsolatedExecute(Execute):
             outputs = await asyncio.to_thread(self.judge.run, self.plan.tests[grade_id])
             await self._channel.close()
         except judge.KernelLost as lost:
-            cell.outputs = [_error_output(*lost.args)]
+            outputs = [_error_output(*lost.args)]
             await self._recover(kept)
-            return
+        if self.classifying and any(o.output_type == "error" for o in outputs):
+            return False
         cell.outputs = outputs
-        if self.classifying and not any(o.output_type == "error" for o in outputs):
+        if self.classifying:
             self.judged_outside.add(grade_id)
+        return True
 
     def _ask_from_thread(self, request: dict):
         """judge.Judge's way to the student's kernel: from the thread the test runs in, through
