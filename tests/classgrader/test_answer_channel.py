@@ -26,7 +26,7 @@ def call(name, *args):
     return {"op": "call", "name": name, "args": trace.portable(list(args)), "kwargs": trace.portable({})}
 
 
-async def conversation(records, seconds_each):
+async def conversation(records, limits):
     """What the kernel answered to each question, or how it was lost."""
     manager = AsyncKernelManager()
     await manager.start_kernel(env={**os.environ, "COURSE_TRACE_DIR": str(records)})
@@ -41,11 +41,12 @@ async def conversation(records, seconds_each):
         async def alive():
             if not await manager.is_alive():
                 raise DeadKernelError("dead")
-        for question in (call("double", 21), call("double", "ab"), call("hangs"), call("exits")):
+        questions = (call("double", 21), call("double", "ab"), call("hangs"), call("exits"))
+        for question, seconds in zip(questions, limits):
             channel = answer_channel.AnswerChannel(
                 client, lambda: set(os.listdir(records)),
                 lambda before: verify.read_records([str(records / n) for n in os.listdir(records) if n not in before]),
-                alive, seconds_each)
+                alive, seconds)
             try:
                 outcomes.append(trace.materialize(await channel.ask(question))[:2])
                 await channel.close()
@@ -62,6 +63,7 @@ async def conversation(records, seconds_each):
 
 
 def test_questions_are_answered_and_a_lost_kernel_is_reported(tmp_path):
-    outcomes = asyncio.run(conversation(tmp_path, seconds_each=2))
+    # Generous limits where an answer is due (a loaded machine is slow), a short one for the hang.
+    outcomes = asyncio.run(conversation(tmp_path, limits=(60, 60, 2, 60)))
     assert outcomes[0] == ("returned", 42) and outcomes[1] == ("returned", "abab")
     assert outcomes[2] == "TimeoutError" and outcomes[3] == "KernelDied"
