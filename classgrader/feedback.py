@@ -6,11 +6,27 @@ IPython tracebacks quote the lines around a failure; it removes both. NameQuesti
 each answer and test cell by its exercise, as Validate does (the template in
 templates/course_feedback shows the names in the contents and the headings), says "not
 answered" where the stub still raised, and drops comments that say nothing."""
+import importlib.util
+import os
 import re
+import sys
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils
 from traitlets import Bool
+
+def _validate():
+    """autograder.validate, which needs only the standard library: loaded from its file where the
+    autograder package (which imports torch, 2.5 s) is not loaded yet, as in generate_feedback."""
+    if "autograder" in sys.modules:
+        from autograder import validate
+        return validate
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder", "validate.py")
+    spec = importlib.util.spec_from_file_location("_course_validate", path)
+    module = sys.modules["_course_validate"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 HIDDEN_BLOCK = re.compile(r"^([ \t]*)### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown)\n"
@@ -56,9 +72,7 @@ class NameQuestions(Preprocessor):
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
-        # Imported here: the package imports torch, which only this step of feedback needs.
-        from autograder.validate import exercises
-        for name, answers, test in exercises(nb):
+        for name, answers, test in _validate().exercises(nb):
             unanswered = any(_raised_not_implemented(nb.cells[i]) for i in answers + [test])
             for i in answers + [test]:
                 cell = nb.cells[i]
