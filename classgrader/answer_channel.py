@@ -2,12 +2,12 @@
 (judge.py) asks the student's kernel its questions, one test at a time.
 
 The loop is started with one cell execution; each request then goes as the answer to the
-kernel's input() prompt on Jupyter's stdin channel, and the kernel's next prompt says the reply
-record is written (read from the kernel's records folder, without following links). A request
-costs a message each way, about 1.5 ms, against 3-4 ms for a cell execution of its own.
+kernel's input() prompt on Jupyter's stdin channel, and the reply comes back as the text of the
+kernel's next prompt. A request costs a message each way, no cell execution and no file.
+Replies are decoded as data only (torch.load(weights_only=True)), size first.
 
 Everything the kernel does wrong ends in judge.KernelLost (it died, or the test ran out of
-time), or in no answer (the loop ended: the notebook changed it)."""
+time), or in no answer (the loop ended, or sent back what is not a reply to this request)."""
 import base64
 import io
 import secrets
@@ -21,6 +21,7 @@ from .judge import KernelLost
 
 SERVE_LOOP = '__import__("classgrader.answer_server", fromlist=["serve_loop"]).serve_loop(globals())'
 NO_ANSWER = {"plain": None}
+MAX_REPLY = 96 * 2**20  # characters of base64: about 64 MiB of data
 
 
 def timed_out(seconds) -> KernelLost:
@@ -50,35 +51,46 @@ async def connect_stdin(kc, timeout: float) -> None:
     raise RuntimeError("the grading kernel's stdin channel does not connect")
 
 
-class AnswerChannel:
-    """One test's conversation with the student's kernel. `replies(before)` reads the records
-    written since the folder listing `before`; `listing()` lists it; `check_alive()` raises
-    DeadKernelError when the kernel is gone; `seconds` is the test's whole time limit."""
+def _decoded(prompt: str | None, token: str):
+    """The answer in a reply prompt, as data, if it answers the request `token`; else NO_ANSWER."""
+    if not prompt or len(prompt) > MAX_REPLY:
+        return NO_ANSWER
+    import torch
+    try:
+        data = torch.load(io.BytesIO(base64.b64decode(prompt, validate=True)), weights_only=True)
+        pair = data["tuple"]
+        if pair[0] == {"plain": token}:
+            return pair[1]
+    except Exception:  # whatever the kernel sent, it is not an answer: nothing more is read
+        pass
+    return NO_ANSWER
 
-    def __init__(self, kc, listing, replies, check_alive, seconds: float):
-        self.kc, self.listing, self.replies, self.check_alive = kc, listing, replies, check_alive
+
+class AnswerChannel:
+    """One test's conversation with the student's kernel through client `kc`. `check_alive()`
+    raises DeadKernelError when the kernel is gone; `seconds` is the test's whole time limit."""
+
+    def __init__(self, kc, check_alive, seconds: float):
+        self.kc, self.check_alive = kc, check_alive
         self.seconds, self.deadline = seconds, time.monotonic() + seconds
         self.serving, self.ready = None, False  # the loop's cell, and whether it waits for a request
 
     async def ask(self, request: dict):
-        """The reply to one request, as data (NO_ANSWER when none came)."""
-        request = {**request, "token": secrets.token_hex(8)}
+        """The reply to one request, as portable() data (NO_ANSWER when none came)."""
+        token = secrets.token_hex(8)
         buffer = io.BytesIO()
         import torch  # loaded by the grader long before: here only to keep the module light
-        torch.save(request, buffer)
+        torch.save({**request, "token": token}, buffer)
         if self.serving is None:
             self.serving = await ensure_async(self.kc.execute(SERVE_LOOP, silent=True, store_history=False,
                                                               allow_stdin=True))
-        if not self.ready and not await self._prompted():
+        if not self.ready and await self._prompted() is None:
             return NO_ANSWER
-        before = self.listing()
         self.ready = False
         self.kc.input(base64.b64encode(buffer.getvalue()).decode("ascii"))
-        self.ready = await self._prompted()
-        for entry in reversed(self.replies(before)):
-            if entry["kind"] == "reply" and entry["name"] == request["token"]:
-                return entry["got"]
-        return NO_ANSWER
+        prompt = await self._prompted()
+        self.ready = prompt is not None
+        return _decoded(prompt, token)
 
     async def close(self) -> None:
         """End the loop with an empty request and wait for its cell to finish."""
@@ -92,8 +104,8 @@ class AnswerChannel:
             if not await self._loop_ended(0.2):
                 await self._alive()
 
-    async def _prompted(self) -> bool:
-        """Wait for the loop's next input() prompt: True when it came, False when the loop's
+    async def _prompted(self) -> str | None:
+        """Wait for the loop's next input() prompt: its text when it came, None when the loop's
         cell ended instead."""
         while True:
             left = self.deadline - time.monotonic()
@@ -104,10 +116,10 @@ class AnswerChannel:
             except Empty:
                 await self._alive()
                 if await self._loop_ended(0):
-                    return False
+                    return None
                 continue
             if msg["msg_type"] == "input_request" and msg["parent_header"].get("msg_id") == self.serving:
-                return True
+                return str(msg["content"].get("prompt", ""))
 
     async def _loop_ended(self, wait: float) -> bool:
         try:

@@ -388,9 +388,7 @@ class IsolatedExecute(Execute):
         (answer_channel.py). False when the grader's own run finds the test cannot be judged
         here (it fails for the solution): it then runs in the kernel, as it will for students."""
         self._loop = asyncio.get_running_loop()
-        self._channel = answer_channel.AnswerChannel(
-            self.kc, lambda: set(os.listdir(self.trace_fd)), self._new_records, self._async_check_alive,
-            self.timeout or 120)
+        self._channel = answer_channel.AnswerChannel(self.kc, self._async_check_alive, self.timeout or 120)
         try:
             outputs = await asyncio.to_thread(self.judge.run, self.plan.tests[grade_id])
             await self._channel.close()

@@ -1,13 +1,12 @@
 """answer_channel: a test's questions reach a real kernel through its stdin channel, and a
 kernel that hangs or dies while answering ends in KernelLost, never in a wait without end."""
 import asyncio
-import os
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 
 from autograder import trace
-from classgrader import answer_channel, verify
+from classgrader import answer_channel
 from classgrader.judge import KernelLost
 
 STUDENT = """
@@ -26,10 +25,10 @@ def call(name, *args):
     return {"op": "call", "name": name, "args": trace.portable(list(args)), "kwargs": trace.portable({})}
 
 
-async def conversation(records, limits):
+async def conversation(limits):
     """What the kernel answered to each question, or how it was lost."""
     manager = AsyncKernelManager()
-    await manager.start_kernel(env={**os.environ, "COURSE_TRACE_DIR": str(records)})
+    await manager.start_kernel()
     client = manager.client()
     client.start_channels()
     await client.wait_for_ready(timeout=60)
@@ -43,10 +42,7 @@ async def conversation(records, limits):
                 raise DeadKernelError("dead")
         questions = (call("double", 21), call("double", "ab"), call("hangs"), call("exits"))
         for question, seconds in zip(questions, limits):
-            channel = answer_channel.AnswerChannel(
-                client, lambda: set(os.listdir(records)),
-                lambda before: verify.read_records([str(records / n) for n in os.listdir(records) if n not in before]),
-                alive, seconds)
+            channel = answer_channel.AnswerChannel(client, alive, seconds)
             try:
                 outcomes.append(trace.materialize(await channel.ask(question))[:2])
                 await channel.close()
@@ -62,8 +58,17 @@ async def conversation(records, limits):
     return outcomes
 
 
-def test_questions_are_answered_and_a_lost_kernel_is_reported(tmp_path):
+def test_questions_are_answered_and_a_lost_kernel_is_reported():
     # Generous limits where an answer is due (a loaded machine is slow), a short one for the hang.
-    outcomes = asyncio.run(conversation(tmp_path, limits=(60, 60, 2, 60)))
+    outcomes = asyncio.run(conversation(limits=(60, 60, 2, 60)))
     assert outcomes[0] == ("returned", 42) and outcomes[1] == ("returned", "abab")
     assert outcomes[2] == "TimeoutError" and outcomes[3] == "KernelDied"
+
+
+def test_only_a_reply_to_this_request_is_an_answer():
+    from classgrader import answer_server
+    reply = answer_server.encode(("abc", ("returned", 1, [], {})))
+    assert answer_channel._decoded(reply, "abc") != answer_channel.NO_ANSWER
+    assert answer_channel._decoded(reply, "xyz") == answer_channel.NO_ANSWER   # another request's
+    assert answer_channel._decoded("not base64!", "abc") == answer_channel.NO_ANSWER
+    assert answer_channel._decoded("A" * (answer_channel.MAX_REPLY + 4), "abc") == answer_channel.NO_ANSWER

@@ -5,7 +5,7 @@ import io
 import torch
 
 from autograder import trace
-from classgrader import answer_server, verify
+from classgrader import answer_server
 
 
 def test_names_say_what_each_name_holds_without_running_anything():
@@ -37,25 +37,29 @@ def test_whatever_the_function_raises_comes_back_as_a_name_and_a_message():
     assert answer_server.answer({}, request)[:2] == ("raised", "NameError")
 
 
-def test_serve_writes_one_reply_record_the_grader_reads_as_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
+def request_text(**request) -> str:
     buffer = io.BytesIO()
-    torch.save({"op": "names", "names": ["q2"], "token": "abc123"}, buffer)
-    answer_server.serve({"q2": "b"}, base64.b64encode(buffer.getvalue()).decode())
-    [entry] = verify.read_records([str(p) for p in tmp_path.iterdir()])
-    assert entry["kind"] == "reply" and entry["name"] == "abc123"
-    assert trace.materialize(entry["got"]) == {"q2": ("value", "b")}
+    torch.save(request, buffer)
+    return base64.b64encode(buffer.getvalue()).decode()
 
 
-def test_the_loop_answers_each_request_it_reads_until_an_empty_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path))
-    requests = []
-    for token in ("first", "second"):
-        buffer = io.BytesIO()
-        torch.save({"op": "names", "names": ["q1"], "token": token}, buffer)
-        requests.append(base64.b64encode(buffer.getvalue()).decode())
-    lines = iter([*requests, ""])
-    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))  # the kernel's stdin channel
+def reply_of(text: str):
+    return trace.materialize(torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True))
+
+
+def test_a_reply_is_text_that_loads_as_data_only_with_its_requests_token():
+    token, reply = reply_of(answer_server.respond({"q2": "b"}, request_text(op="names", names=["q2"], token="abc123")))
+    assert token == "abc123" and reply == {"q2": ("value", "b")}
+
+
+def test_the_loop_answers_each_request_in_its_next_prompt_until_an_empty_one(monkeypatch):
+    requests = iter([request_text(op="names", names=["q1"], token="first"),
+                     request_text(op="names", names=["q1"], token="second"), ""])
+    prompts = []
+
+    def kernel_input(prompt=""):  # what the kernel's stdin channel does: show a prompt, read a line
+        prompts.append(prompt)
+        return next(requests)
+    monkeypatch.setattr("builtins.input", kernel_input)
     answer_server.serve_loop({"q1": "d"})
-    entries = verify.read_records([str(p) for p in tmp_path.iterdir()])
-    assert [e["name"] for e in entries] == ["first", "second"]
+    assert prompts[0] == "" and [reply_of(p)[0] for p in prompts[1:]] == ["first", "second"]
