@@ -31,8 +31,8 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |       area the grader reads without following links
       |     - a test judged outside runs in the worker (judge.py) over the source's setup
       |       cells; the kernel only answers with data what a name holds and what a call
-      |       returns (answer_server.py, reached through answer_channel.py on its stdin
-      |       channel), and never sees the test
+      |       returns (answer_server.py, over a socket the worker listens on in the records
+      |       area, answer_channel.py), and never sees the test
       |     - a test run in the kernel counts only if verify.py, in the worker, agrees with it
       |       against the reference; otherwise it fails and is flagged
       |     -> resources["course_flags"]

@@ -4,24 +4,48 @@ define, with data only. It never sees a test: only the names asked about and the
 call, never an expected value. What it sends back is the student's output, whatever code sent
 it; a kernel that rewrites this module only changes its own answers.
 
-    serve_loop(globals())
+    serve(globals(), path)   # started by the grader once per test (answer_channel.py)
 
-The grader starts serve_loop once per test. Each request comes as the answer to the kernel's
-input() prompt (Jupyter's stdin channel), and each reply goes back as the next prompt's text:
-a message each way, no cell execution, no file (answer_channel.py is the other end).
-Requests and replies are base64 of torch.save of portable() data, a token pairing them.
+Each request and reply is a frame on the grader's socket: torch.save of portable() data, a
+token pairing them.
 
 Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("missing",)}
      "call" {"name", "args", "kwargs"} -> ("returned", result, args after, kwargs after)
                                           | ("raised", exception type name, message)"""
-import base64
 import io
+import struct
 
 import torch
 
 from autograder import trace
 
 MAX_MESSAGE = 2000
+MAX_FRAME = 64 * 2**20
+HEADER = struct.Struct("!Q")
+
+
+def send_frame(connection, payload: bytes) -> None:
+    connection.sendall(HEADER.pack(len(payload)) + payload)
+
+
+def read_frame(connection, limit: int = MAX_FRAME) -> bytes | None:
+    """One frame's payload; None when the connection ended or the frame is over `limit`."""
+    header = _read_exactly(connection, HEADER.size)
+    if header is None:
+        return None
+    size = HEADER.unpack(header)[0]
+    return None if size > limit else _read_exactly(connection, size)
+
+
+def _read_exactly(connection, size: int) -> bytes | None:
+    parts, left = [], size
+    while left:
+        chunk = connection.recv(min(left, 2**20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 
 
 def _describe(namespace: dict, name: str):
@@ -51,16 +75,16 @@ def answer(namespace: dict, request: dict):
         return ("raised", type(error).__name__, str(error)[:MAX_MESSAGE])
 
 
-def encode(value) -> str:
-    """A value as text for a message: base64 of torch.save of its portable() data."""
+def encode(value) -> bytes:
+    """A value as the bytes of a frame: torch.save of its portable() data."""
     buffer = io.BytesIO()
     torch.save(trace.portable(value), buffer)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
 
 
-def respond(namespace: dict, request: str) -> str:
+def respond(namespace: dict, request: bytes) -> bytes:
     """The encoded reply, (token, answer), to one encoded request."""
-    data = torch.load(io.BytesIO(base64.b64decode(request)), weights_only=True)
+    data = torch.load(io.BytesIO(request), weights_only=True)
     reply = answer(namespace, data)
     try:
         return encode((data["token"], reply))
@@ -68,11 +92,14 @@ def respond(namespace: dict, request: str) -> str:
         return encode((data["token"], ("raised", "ValueError", "the result is nested too deeply to read")))
 
 
-def serve_loop(namespace: dict) -> None:
-    """Answer requests read with input() until an empty one; each reply is the next prompt."""
-    reply = ""
-    while True:
-        request = input(reply)
-        if not request:
-            return
-        reply = respond(namespace, request)
+def serve(namespace: dict, path: str) -> None:
+    """Connect to the grader's socket at `path` and answer each request frame with a reply
+    frame, until an empty one."""
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(path)
+        while True:
+            request = read_frame(connection)
+            if not request:
+                return
+            send_frame(connection, respond(namespace, request))

@@ -275,8 +275,6 @@ class IsolatedExecute(Execute):
         self.nb.metadata["language_info"] = reply["content"]["language_info"]
         if await self._audit() is None:  # also fixes the baseline before any student code
             raise RuntimeError("the grading kernel does not answer integrity audits")
-        if self.judge is not None:
-            await answer_channel.connect_stdin(self.kc, self.startup_timeout or 60)
 
     async def _stop(self):
         if self.km is not None:
@@ -384,17 +382,27 @@ class IsolatedExecute(Execute):
         return grade_id in self.outside
 
     async def _judge_outside(self, cell, grade_id, kept) -> bool:
-        """Run the source's test here (judge.py); the student's kernel only answers its questions
-        (answer_channel.py). False when the grader's own run finds the test cannot be judged
-        here (it fails for the solution): it then runs in the kernel, as it will for students."""
-        self._loop = asyncio.get_running_loop()
-        self._channel = answer_channel.AnswerChannel(self.kc, self._async_check_alive, self.timeout or 120)
+        """Run the source's test here (judge.py), in a thread, while the student's kernel
+        answers its questions (answer_channel.py). False when the grader's own run finds the test
+        cannot be judged here (it fails for the solution): it then runs in the kernel, as it will
+        for students."""
+        self._channel = channel = answer_channel.AnswerChannel(
+            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120)
+        serving = asyncio.ensure_future(self._serve(channel))
+        testing = asyncio.ensure_future(asyncio.to_thread(self.judge.run, self.plan.tests[grade_id]))
         try:
-            outputs = await asyncio.to_thread(self.judge.run, self.plan.tests[grade_id])
-            await self._channel.close()
+            await asyncio.wait({serving, testing}, return_when=asyncio.FIRST_COMPLETED)
+            if not testing.done():  # the kernel's end is gone (the kernel died): unblock the test
+                channel.interrupt()
+            outputs = await testing
+            channel.close()
+            await serving
         except judge.KernelLost as lost:
             outputs = [_error_output(*lost.args)]
+            serving.cancel()
             await self._recover(kept)
+        finally:
+            channel.close()
         if self.classifying and any(o.output_type == "error" for o in outputs):
             return False
         cell.outputs = outputs
@@ -402,10 +410,20 @@ class IsolatedExecute(Execute):
             self.judged_outside.add(grade_id)
         return True
 
+    async def _serve(self, channel) -> None:
+        """The kernel's end, as one cell execution; KernelLost if the kernel dies or hangs."""
+        try:
+            msg_id = await ensure_async(self.kc.execute(channel.code, silent=True, store_history=False))
+            await self.async_wait_for_reply(msg_id)
+        except DeadKernelError:
+            raise judge.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
+                                   "exited, or ran out of memory); later cells were graded in a fresh kernel")
+        except CellTimeoutError:
+            raise answer_channel.timed_out(self.timeout)
+
     def _ask_from_thread(self, request: dict):
-        """judge.Judge's way to the student's kernel: from the thread the test runs in, through
-        the event loop that owns the kernel client."""
-        return asyncio.run_coroutine_threadsafe(self._channel.ask(request), self._loop).result()
+        """judge.Judge's way to the student's kernel, from the thread the test runs in."""
+        return self._channel.ask(request)
 
     async def _recover(self, kept):
         for index in await self._restart(kept):

@@ -1,5 +1,4 @@
 """answer_server: the student's kernel answers the grader's questions with data only."""
-import base64
 import io
 
 import torch
@@ -37,29 +36,41 @@ def test_whatever_the_function_raises_comes_back_as_a_name_and_a_message():
     assert answer_server.answer({}, request)[:2] == ("raised", "NameError")
 
 
-def request_text(**request) -> str:
+def request_bytes(**request) -> bytes:
     buffer = io.BytesIO()
     torch.save(request, buffer)
-    return base64.b64encode(buffer.getvalue()).decode()
+    return buffer.getvalue()
 
 
-def reply_of(text: str):
-    return trace.materialize(torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True))
+def reply_of(data: bytes):
+    return trace.materialize(torch.load(io.BytesIO(data), weights_only=True))
 
 
-def test_a_reply_is_text_that_loads_as_data_only_with_its_requests_token():
-    token, reply = reply_of(answer_server.respond({"q2": "b"}, request_text(op="names", names=["q2"], token="abc123")))
+def test_a_reply_loads_as_data_only_with_its_requests_token():
+    token, reply = reply_of(answer_server.respond({"q2": "b"}, request_bytes(op="names", names=["q2"], token="abc123")))
     assert token == "abc123" and reply == {"q2": ("value", "b")}
 
 
-def test_the_loop_answers_each_request_in_its_next_prompt_until_an_empty_one(monkeypatch):
-    requests = iter([request_text(op="names", names=["q1"], token="first"),
-                     request_text(op="names", names=["q1"], token="second"), ""])
-    prompts = []
-
-    def kernel_input(prompt=""):  # what the kernel's stdin channel does: show a prompt, read a line
-        prompts.append(prompt)
-        return next(requests)
-    monkeypatch.setattr("builtins.input", kernel_input)
-    answer_server.serve_loop({"q1": "d"})
-    assert prompts[0] == "" and [reply_of(p)[0] for p in prompts[1:]] == ["first", "second"]
+def test_serve_answers_each_frame_until_an_empty_one(tmp_path):
+    import socket
+    path = str(tmp_path / "grader.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(1)
+        import threading
+        kernel = threading.Thread(target=answer_server.serve, args=({"q1": "d"}, path))
+        kernel.start()
+        connection, _ = listener.accept()
+        tokens = []
+        for token in ("first", "second"):
+            answer_server.send_frame(connection, request_bytes(op="names", names=["q1"], token=token))
+            tokens.append(reply_of(answer_server.read_frame(connection))[0])
+        answer_server.send_frame(connection, b"")
+        kernel.join(timeout=30)
+        connection.close()
+    assert tokens == ["first", "second"] and not kernel.is_alive()
+    # A frame over the limit is not read at all.
+    left, right = socket.socketpair()
+    right.sendall(answer_server.HEADER.pack(answer_server.MAX_FRAME + 1))
+    assert answer_server.read_frame(left) is None
+    left.close(), right.close()
