@@ -47,6 +47,11 @@ async def conversation(folder, limits):
             except KernelLost as lost:
                 outcomes.append(lost.args[0])
             channel.close()
+            if outcomes[-1] == "no answer":  # the connection closes a moment before the process is gone
+                for _ in range(100):
+                    if not await manager.is_alive():
+                        break
+                    await asyncio.sleep(0.1)
             if not await manager.is_alive() or outcomes[-1] == "TimeoutError":
                 outcomes[-1] = (outcomes[-1], "alive" if await manager.is_alive() else "dead")
                 await manager.restart_kernel(now=True)
