@@ -442,6 +442,16 @@ def _answer_from_the_test(event, args):
 
 sys.addaudithook(_answer_from_the_test)
 """
+# Answers the notebook's own Try-it cell, then waits forever (asleep: a hang, not a CPU burner).
+HANGS_WHEN_CALLED_AGAIN = """
+import time
+calls = []
+def classify_error(message):
+    calls.append(message)
+    while len(calls) > 1:
+        time.sleep(1)
+    return "shape"
+"""
 WRONG_QUIZ = {"quiz_q1_answer": 'q1 = "a"\n', "quiz_q2_answer": 'q2 = "a"\n', "quiz_q3_answer": 'q3 = "a"\n',
               "quiz_q4_answer": 'q4 = "b"\n'}
 
@@ -621,9 +631,8 @@ def tensor_bytes(shape, dtype):
     # recovery as cells: a kernel that dies or hangs while answering costs that test only.
     _student("c51_exits_when_called", "describe() ends the kernel when the grader calls it",
              answers={"q1_describe_answer": "import os\ndef describe(t):\n    os._exit(3)\n"}, loses=_tests("q1")),
-    _student("c52_hangs_when_called", "classify_error() never returns when the grader calls it",
-             answers={"q2_classify_error_answer": "def classify_error(message):\n    while True:\n        pass\n"},
-             loses=_tests("q2")),
+    _student("c52_hangs_when_called", "classify_error() answers its Try-it, then never returns (the grader's call)",
+             answers={"q2_classify_error_answer": HANGS_WHEN_CALLED_AGAIN}, loses=_tests("q2")),
     _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
     _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",
