@@ -74,8 +74,12 @@ def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
     write_notebook(release, course / "runtime" / "submitted" / "s0" / "01_tensors" / NOTEBOOK)
     script = (
         "import os, sys\n"
+        "from classgrader import sandbox\n"
         "from classgrader.classroom import ClassRun, ZygoteGone\n"
         "from classgrader.kernel_zygote import Zygote\n"
+        # As ./course autograde does first: work areas its workers mount (and the one a killed
+        # worker leaves) stay in this run's own mount namespace, not the machine's.
+        "sandbox.private_mounts()\n"
         "zygote = Zygote(socket_path=os.path.join(sys.argv[1], 'missing', 'z.sock'), wait=False)\n"
         "zygote.process.wait()\n"
         "try:\n"
