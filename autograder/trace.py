@@ -77,14 +77,12 @@ def numpy_scalar(name: str, plain):
     return kind(plain)
 
 
-def materialize(data, device_map=None):
+def materialize(data):
     """The value portable() recorded, rebuilt as a real one: the inverse of portable(). Tensors
     come back on their device (meta as meta) with their requires_grad and leaf flags (a non-leaf
-    hangs from a graph of one step: what it was computed from stays where it was computed).
-    `device_map` maps a recorded device to another (a device this process does not have)."""
+    hangs from a graph of one step: what it was computed from stays where it was computed)."""
     if "tensor" in data:
         device = torch.device(data["device"])
-        device = (device_map or {}).get(str(device), device)
         dtype = dtype_named(data["dtype"])
         if device.type == "meta":
             value = torch.empty([int(n) for n in data["shape"]], dtype=dtype, device=device)
@@ -106,13 +104,13 @@ def materialize(data, device_map=None):
     if "plain" in data:
         return data["plain"]
     if "tuple" in data:
-        return tuple(materialize(v, device_map) for v in data["tuple"])
+        return tuple(materialize(v) for v in data["tuple"])
     if "list" in data:
-        return [materialize(v, device_map) for v in data["list"]]
+        return [materialize(v) for v in data["list"]]
     if "size" in data:
         return torch.Size(data["size"])
     if "dict" in data:
-        return {materialize(k, device_map): materialize(v, device_map) for k, v in data["dict"]}
+        return {materialize(k): materialize(v) for k, v in data["dict"]}
     if "dtype" in data:
         return dtype_named(data["dtype"])
     if "device" in data:

@@ -88,7 +88,8 @@ def copy_regular_files(source: str, target: str) -> None:
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
-_references = {}  # (source notebook path, its bytes' hash) -> (judged outside, {grade id: records})
+_plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
+_references = {}  # the same key -> (judged outside, {grade id: records})
 
 
 class SourcePlan:
@@ -171,10 +172,12 @@ class IsolatedExecute(Execute):
             return None
         with open(path, "rb") as handle:
             data = handle.read()
-        import nbformat
-        plan = SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
-        plan.key, plan.path, plan.data = (path, hash(data)), path, data
-        return plan
+        key = (path, hash(data))
+        if key not in _plans:  # read once per worker and notebook, not once per student
+            import nbformat
+            plan = _plans[key] = SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
+            plan.key, plan.path, plan.data = key, path, data
+        return _plans[key]
 
     def _reference(self, plan) -> tuple[set, dict] | None:
         """(the tests judged outside the kernel, {grade id: records} of the others) from the
