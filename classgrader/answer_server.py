@@ -10,8 +10,15 @@ Each request and reply is a frame on the grader's socket: torch.save of portable
 token pairing them.
 
 Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("missing",)}
-     "call" {"name", "args", "kwargs"} -> ("returned", result, args after, kwargs after)
-                                          | ("raised", exception type name, message)"""
+     "call" {"name" | "handle", "args", "kwargs"} -> ("returned", result, args after, kwargs after)
+                                                     | ("raised", exception type name, message)
+     "getattr" {"handle", "attr"}, "iterate", "len", "vars" {"handle"}, "getitem" {"handle", "key"}
+                                   -> ("returned", value) | ("raised", ...)
+
+What is not data (a module, an optimizer, a generator, a bound method) is kept here, in a table
+that lives as long as the test's conversation, and sent as a handle: its number, type name, the
+torch classes it derives from and whether it can be called. The grader's stand-in for it
+(judge.RemoteObject) asks about it by number; a number this table never gave out is refused."""
 import io
 import struct
 
@@ -55,39 +62,100 @@ def _describe(namespace: dict, name: str):
     return ("callable",) if callable(value) else ("value", value)
 
 
-def _call(namespace: dict, request: dict):
-    function = namespace.get(request["name"])
-    args = trace.materialize(request["args"])
-    kwargs = trace.materialize(request["kwargs"])
-    if function is None:
-        raise NameError(f"name '{request['name']}' is not defined")
+MAX_ITEMS = 100_000  # what one "iterate" lists: a generator without end is not data
+
+
+def torch_bases(kind: type) -> list[str]:
+    """The torch classes `kind` derives from, nearest first, as module.qualname."""
+    return [f"{base.__module__}.{base.__qualname__}" for base in kind.__mro__
+            if base.__module__.split(".")[0] == "torch"]
+
+
+class Handles:
+    """The objects this conversation sent as handles, by number (the same object, the same
+    number), kept alive until it ends."""
+
+    def __init__(self):
+        self.objects, self.numbers = [], {}
+
+    def record(self, value) -> dict:
+        """portable()'s `objects`: what the grader gets for a value that is not data."""
+        if id(value) not in self.numbers:
+            self.numbers[id(value)] = len(self.objects)
+            self.objects.append(value)
+        kind = type(value)
+        return {"handle": self.numbers[id(value)], "object": f"{kind.__module__}.{kind.__qualname__}",
+                "callable": callable(value), "bases": torch_bases(kind)}
+
+    def find(self, record: dict):
+        """materialize()'s `handles`: the object a handle the grader sent back stands for."""
+        number = record["handle"]
+        if type(number) is not int or not 0 <= number < len(self.objects):
+            raise ValueError(f"no such handle: {number!r}")
+        return self.objects[number]
+
+
+def _call(namespace: dict, request: dict, handles: Handles):
+    if "handle" in request:
+        function = handles.find(request)
+    else:
+        function = namespace.get(request["name"])
+        if function is None:
+            raise NameError(f"name '{request['name']}' is not defined")
+    args = trace.materialize(request["args"], handles.find)
+    kwargs = trace.materialize(request["kwargs"], handles.find)
     result = function(*args, **kwargs)
     return ("returned", result, args, kwargs)
 
 
-def answer(namespace: dict, request: dict):
+def _about(request: dict, handles: Handles):
+    """An op on a handle: what the grader's stand-in asks of the object it stands for."""
+    target, op = handles.find(request), request["op"]
+    if op == "getattr":
+        return ("returned", getattr(target, str(request["attr"])))
+    if op == "iterate":
+        items = []
+        for item in target:
+            if len(items) == MAX_ITEMS:
+                raise ValueError(f"more than {MAX_ITEMS} items")
+            items.append(item)
+        return ("returned", items)
+    if op == "len":
+        return ("returned", len(target))
+    if op == "vars":
+        return ("returned", dict(vars(target)))
+    if op == "getitem":
+        return ("returned", target[trace.materialize(request["key"], handles.find)])
+    raise ValueError(f"no such op: {op!r}")
+
+
+def answer(namespace: dict, request: dict, handles: Handles | None = None):
     """The reply to one request, as a value portable() can write."""
+    handles = handles if handles is not None else Handles()
     if request["op"] == "names":
         return {name: _describe(namespace, name) for name in request["names"]}
     try:
-        return _call(namespace, request)
+        if request["op"] == "call":
+            return _call(namespace, request, handles)
+        return _about(request, handles)
     except BaseException as error:  # the student's function may raise anything, exit included
         return ("raised", type(error).__name__, str(error)[:MAX_MESSAGE])
 
 
-def encode(value) -> bytes:
+def encode(value, handles: Handles | None = None) -> bytes:
     """A value as the bytes of a frame: torch.save of its portable() data."""
     buffer = io.BytesIO()
-    torch.save(trace.portable(value), buffer)
+    torch.save(trace.portable(value, handles.record if handles is not None else None), buffer)
     return buffer.getvalue()
 
 
-def respond(namespace: dict, request: bytes) -> bytes:
+def respond(namespace: dict, request: bytes, handles: Handles | None = None) -> bytes:
     """The encoded reply, (token, answer), to one encoded request."""
+    handles = handles if handles is not None else Handles()
     data = torch.load(io.BytesIO(request), weights_only=True)
-    reply = answer(namespace, data)
+    reply = answer(namespace, data, handles)
     try:
-        return encode((data["token"], reply))
+        return encode((data["token"], reply), handles)
     except RecursionError:  # a result nested too deeply to be data
         return encode((data["token"], ("raised", "ValueError", "the result is nested too deeply to read")))
 
@@ -96,10 +164,11 @@ def serve(namespace: dict, path: str) -> None:
     """Connect to the grader's socket at `path` and answer each request frame with a reply
     frame, until an empty one."""
     import socket
+    handles = Handles()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(path)
         while True:
             request = read_frame(connection)
             if not request:
                 return
-            send_frame(connection, respond(namespace, request))
+            send_frame(connection, respond(namespace, request, handles))

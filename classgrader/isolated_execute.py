@@ -89,7 +89,7 @@ RECORDS = ".grading"  # in the work area: where each kernel's record folder is m
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
 _plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
-_references = {}  # the same key -> (judged outside, {grade id: records})
+_references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks})
 
 
 class SourcePlan:
@@ -130,11 +130,11 @@ class IsolatedExecute(Execute):
         plan = self._plan(resources)
         reference = None if self.making_reference else self._reference(plan)
         NotebookClient.__init__(self, nb, km)
-        self.observed, self.plan, self.reference = {}, plan, None
+        self.observed, self.shadows, self.plan, self.reference = {}, {}, plan, None
         if reference is not None:
-            self.outside, self.reference = reference
+            self.outside, self.reference, self.shadows = reference
         self.judged_outside, self.judge = set(), None
-        if plan is not None and (self.outside or self.classifying):
+        if plan is not None and (self.outside or self.shadows or self.classifying):
             self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
@@ -179,17 +179,19 @@ class IsolatedExecute(Execute):
             plan.key, plan.path, plan.data = key, path, data
         return _plans[key]
 
-    def _reference(self, plan) -> tuple[set, dict] | None:
-        """(the tests judged outside the kernel, {grade id: records} of the others) from the
-        grader's own run of the source notebook, once per worker and notebook. It tries each
-        test that looks only at values outside the kernel, against the solution; the tests that
-        do not pass there run in its kernel, and their records are the reference. (A failed try
-        may have changed the kernel's random state: each test run in a kernel is seeded first.)"""
+    def _reference(self, plan) -> tuple[set, dict, dict] | None:
+        """(the tests judged outside the kernel, {grade id: records} of the others, {grade id:
+        the checks its shadow passes}) from the grader's own run of the source notebook, once per
+        worker and notebook. It tries each test that looks only at values outside the kernel,
+        against the solution; the tests that do not pass there run in its kernel, their records
+        are the reference, and their shadows (judge.Judge.shadow) say which of their checks the
+        grader can establish itself. (A failed try may have changed the kernel's random state:
+        each test run in a kernel is seeded first.)"""
         if plan is None:
             return None
         if plan.key not in _references:
             own = self._own_run(plan, classifying=True)
-            _references[plan.key] = (set(own.judged_outside), own.observed)
+            _references[plan.key] = (set(own.judged_outside), own.observed, own.shadows)
         return _references[plan.key]
 
     def _own_run(self, plan, **options):
@@ -373,6 +375,7 @@ class IsolatedExecute(Execute):
                 continue
             if is_test:
                 self._judge(cell, grade_id, entries)
+                await self._shadow(cell, grade_id, kept)
             else:
                 kept.append(index)
 
@@ -389,29 +392,70 @@ class IsolatedExecute(Execute):
         answers its questions (answer_channel.py). False when the grader's own run finds the test
         cannot be judged here (it fails for the solution): it then runs in the kernel, as it will
         for students."""
-        self._channel = channel = answer_channel.AnswerChannel(
-            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120)
-        serving = asyncio.ensure_future(self._serve(channel))
-        testing = asyncio.ensure_future(asyncio.to_thread(self.judge.run, self.plan.tests[grade_id]))
         try:
-            await asyncio.wait({serving, testing}, return_when=asyncio.FIRST_COMPLETED)
-            if not testing.done():  # the kernel's end is gone (the kernel died): unblock the test
-                channel.interrupt()
-            outputs = await testing
-            channel.close()
-            await serving
+            outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
         except judge.KernelLost as lost:
             outputs = [_error_output(*lost.args)]
-            serving.cancel()
             await self._recover(kept)
-        finally:
-            channel.close()
         if self.classifying and any(o.output_type == "error" for o in outputs):
             return False
         cell.outputs = outputs
         if self.classifying:
             self.judged_outside.add(grade_id)
         return True
+
+    async def _in_grader(self, work, code):
+        """work(code), a judge.Judge method, in a thread, while the student's kernel answers
+        its questions; judge.KernelLost when the kernel died or hung meanwhile."""
+        self._channel = channel = answer_channel.AnswerChannel(
+            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120)
+        serving = asyncio.ensure_future(self._serve(channel))
+        testing = asyncio.ensure_future(asyncio.to_thread(work, code))
+        try:
+            await asyncio.wait({serving, testing}, return_when=asyncio.FIRST_COMPLETED)
+            if not testing.done():  # the kernel's end is gone (the kernel died): unblock the test
+                channel.interrupt()
+            result = await testing
+            channel.close()
+            await serving
+            return result
+        except judge.KernelLost:
+            serving.cancel()
+            raise
+        finally:
+            channel.close()
+
+    async def _shadow(self, cell, grade_id, kept) -> None:
+        """A test run in the kernel, paired with what the grader can establish itself: its
+        value checks, run here (judge.Judge.shadow) against the student's kernel. A check the
+        solution's shadow passes and this one does not, while the kernel's test passed, is a
+        disagreement: the kernel's observation alone earns nothing (0, flagged). Run whether the
+        test passed or not, as in the grader's own run, so later cells meet the same kernel."""
+        if self.judge is None or grade_id not in self.plan.tests:
+            return
+        if not self.classifying and grade_id not in self.shadows:
+            return
+        await self._seed_before_test(f"{grade_id} (shadow)")
+        try:
+            passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id])
+        except judge.KernelLost as lost:
+            passed, failed = [], [f"{lost.args[0]}: {lost.args[1]}"]
+            await self._recover(kept)
+        if self.classifying:
+            if passed and not any(o.output_type == "error" for o in cell.outputs):
+                self.shadows[grade_id] = (passed, failed)
+            return
+        expected_passes, expected_failures = self.shadows[grade_id]
+        missing = judge.missing_checks(expected_passes, passed)
+        if not missing or any(o.output_type == "error" for o in cell.outputs):
+            return
+        new = [message for message in failed if message not in expected_failures]
+        why = new[0] if new else f"{missing[0]} was not checked"
+        self.flags.append((grade_id, f"tampering: this test passed in the notebook, but the grader's own check "
+                                     f"of its values failed: {why}"))
+        cell.outputs.append(_error_output(
+            "UnverifiedResult", "this test passed inside your notebook, but the grader's own check of your "
+            f"answer's values failed ({why}); it scores 0 and was flagged for review"))
 
     async def _serve(self, channel) -> None:
         """The kernel's end, as one cell execution; KernelLost if the kernel dies or hangs."""

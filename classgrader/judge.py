@@ -106,22 +106,31 @@ def _student_error(name: str, message: str) -> Exception:
     return type(name, (RuntimeError,), {"__module__": "builtins"})(message)
 
 
+def _returned(reply, what: str):
+    """The value a ("returned", value, ...) reply carries; the student's exception for a
+    ("raised", name, message) one."""
+    if not isinstance(reply, tuple) or not reply or reply[0] not in ("returned", "raised"):
+        raise RuntimeError(f"{what}: the notebook sent back no answer")
+    if reply[0] == "raised":
+        raise _student_error(str(reply[1]), str(reply[2]))
+    return reply
+
+
 class Remote:
     """A function or class of the student's, called in their kernel. `ask(request)` sends a
-    request there and returns the reply's data (raising KernelLost when the kernel is gone)."""
+    request there and returns the reply's data (raising KernelLost when the kernel is gone);
+    `handles` rebuilds what is not data as RemoteObject stand-ins (Judge.handle)."""
 
-    def __init__(self, name: str, ask):
+    def __init__(self, name: str, ask, handles=None, target: dict | None = None):
         self.__name__ = self.__qualname__ = name
-        self._ask = ask
+        self._ask, self._handles, self._target = ask, handles, target or {"name": name}
 
     def __call__(self, *args, **kwargs):
-        reply = trace.materialize(self._ask({"op": "call", "name": self.__name__,
-                                             "args": trace.portable(list(args)),
-                                             "kwargs": trace.portable(dict(kwargs))}))
-        if not isinstance(reply, tuple) or not reply or reply[0] not in ("returned", "raised"):
+        reply = _returned(trace.materialize(self._ask({
+            "op": "call", **self._target, "args": trace.portable(list(args), _sent),
+            "kwargs": trace.portable(dict(kwargs), _sent)}), self._handles), f"{self.__name__}()")
+        if len(reply) != 4:
             raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
-        if reply[0] == "raised":
-            raise _student_error(str(reply[1]), str(reply[2]))
         _, result, args_after, kwargs_after = reply
         _write_back(list(args), args_after)
         _write_back(dict(kwargs), kwargs_after)
@@ -129,6 +138,130 @@ class Remote:
 
     def __repr__(self):
         return f"<function {self.__name__}>"
+
+
+def _sent(value) -> dict:
+    """portable()'s `objects` on the grader's side: a stand-in goes back as its handle; any
+    other object as its type name (the kernel gets a stand-in that can do nothing)."""
+    if isinstance(value, RemoteObject):
+        return {"handle": object.__getattribute__(value, "_record")["handle"]}
+    kind = type(value)
+    return {"object": f"{kind.__module__}.{kind.__qualname__}", "callable": callable(value)}
+
+
+def torch_class(path: str) -> type | None:
+    """The torch class `path` (module.qualname) names, if torch has already loaded it; a name
+    the kernel sent never imports anything."""
+    import sys
+    parts = str(path).split(".")
+    if parts[0] != "torch":
+        return None
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            value = module
+            for name in parts[cut:]:
+                value = getattr(value, name, None)
+            return value if isinstance(value, type) else None
+    return None
+
+
+class RemoteObject:
+    """An object of the student's kernel that is not data (a module, an optimizer, a
+    generator, a bound method): it stays there, and what a test does with it (an attribute,
+    a call, a loop over it, its length, an item, vars()) is asked for there, by its handle.
+    isinstance() sees the torch classes it derives from; type() names its own class."""
+    __slots__ = ("_record", "_ask", "_handles")
+
+    def _op(self, op: str, **details):
+        record = object.__getattribute__(self, "_record")
+        reply = trace.materialize(object.__getattribute__(self, "_ask")({"op": op, "handle": record["handle"], **details}),
+                                  object.__getattribute__(self, "_handles"))
+        return _returned(reply, f"{type(self).__qualname__}")[1]
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # Python's own probes are answered here, never there
+        return self._op("getattr", attr=name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__qualname__}: the grader does not change objects in your notebook")
+
+    def __iter__(self):
+        return iter(self._op("iterate"))
+
+    def __len__(self):
+        return self._op("len")
+
+    def __bool__(self):
+        try:
+            return bool(self._op("len"))
+        except TypeError:
+            return True
+
+    def __getitem__(self, key):
+        return self._op("getitem", key=trace.portable(key, _sent))
+
+    @property
+    def __dict__(self):
+        return self._op("vars")
+
+    @property
+    def __class__(self):
+        return object.__getattribute__(self, "_claims")()
+
+    def _claims(self) -> type:
+        """The class isinstance() sees: the object's own, when torch's; else one named like it
+        that derives from the nearest torch class it does (RemoteObject when none)."""
+        record = object.__getattribute__(self, "_record")
+        own = torch_class(record["object"])
+        if own is not None:
+            return own
+        for base in record.get("bases", []):
+            found = torch_class(base)
+            if found is not None:
+                return _standing_for(record["object"], found)
+        return type(self)
+
+    def __repr__(self):
+        return f"<{type(self).__qualname__} object in your notebook>"
+
+
+class RemoteCallable(RemoteObject):
+    """A RemoteObject that can be called (a module, a bound method): the call is made there."""
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        record = object.__getattribute__(self, "_record")
+        call = Remote(type(self).__qualname__, object.__getattribute__(self, "_ask"),
+                      object.__getattribute__(self, "_handles"), {"handle": record["handle"]})
+        return call(*args, **kwargs)
+
+
+_classes = {}
+
+
+def _standing_for(path: str, base: type) -> type:
+    """A class named `path` deriving from `base`, made once; never instantiated."""
+    if (path, base) not in _classes:
+        module, _, name = str(path).rpartition(".")
+        _classes[(path, base)] = type(name or "object", (base,), {"__module__": module or "builtins", "__qualname__": name})
+    return _classes[(path, base)]
+
+
+def _stand_in(record: dict, ask, handles) -> RemoteObject:
+    """A RemoteObject for a handle record, its type named after the object's own class."""
+    module, _, name = str(record.get("object", "object")).rpartition(".")
+    key = (module, name, bool(record.get("callable")))
+    if key not in _classes:
+        base = RemoteCallable if record.get("callable") else RemoteObject
+        _classes[key] = type(name or "object", (base,), {"__module__": module or "builtins",
+                                                                  "__qualname__": name or "object", "__slots__": ()})
+    stand_in = object.__new__(_classes[key])
+    object.__setattr__(stand_in, "_record", record)
+    object.__setattr__(stand_in, "_ask", ask)
+    object.__setattr__(stand_in, "_handles", handles)
+    return stand_in
 
 
 def _write_back(given, after) -> None:
@@ -155,45 +288,126 @@ class Judge:
     `answers` the names its answer cells define, `ask` the way to the student's kernel."""
 
     def __init__(self, setup: list[str], answers: set[str], ask):
-        self.answers, self.ask = answers, ask
+        self.answers, self.ask, self.stand_ins = answers, ask, {}
         self.namespace = {"__name__": "__course_judge__", "__builtins__": builtins}
         with contextlib.redirect_stdout(io.StringIO()):
             for code in setup:
                 exec(compile(code, "<setup>", "exec"), self.namespace)
 
+    def handle(self, record: dict) -> RemoteObject:
+        """The stand-in for an object the kernel keeps (the same handle, the same stand-in)."""
+        number = record.get("handle")
+        if number not in self.stand_ins:
+            self.stand_ins[number] = _stand_in(record, self.ask, self.handle)
+        return self.stand_ins[number]
+
     def _bind(self, code: str) -> None:
         """The student's names this test uses, as their kernel has them now."""
+        self.stand_ins = {}  # handles are numbered afresh for each test's conversation
         wanted = sorted(used_names(code) & self.answers)
         if not wanted:
             return
-        found = trace.materialize(self.ask({"op": "names", "names": wanted}))
+        found = trace.materialize(self.ask({"op": "names", "names": wanted}), self.handle)
         for name in wanted:
             kind = found.get(name, ("missing",)) if isinstance(found, dict) else ("missing",)
             if kind[0] == "callable":
-                self.namespace[name] = Remote(name, self.ask)
+                self.namespace[name] = Remote(name, self.ask, self.handle)
             elif kind[0] == "value" and len(kind) == 2:
                 self.namespace[name] = kind[1]
             else:
                 self.namespace.pop(name, None)  # a NameError, as in the kernel
 
-    def run(self, code: str) -> list[NotebookNode]:
-        """Run one test; its outputs as a notebook cell would hold them (an error output when it
-        failed, worded as in the kernel: the exception's name and message, no hidden code)."""
+    def _execute(self, code: str, namespace_extra: dict | None = None) -> tuple[list, str]:
+        """Run code here as a test: (its outputs as a notebook cell holds them, what it printed)."""
         printed = io.StringIO()
         outputs = []
         from autograder import seed_everything
         seed_everything(seed_of(code))  # its inputs the same for every student
+        self.namespace.update(namespace_extra or {})
         try:
             with contextlib.redirect_stdout(printed), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
                 self._bind(code)
-                exec(compile(code, "<test>", "exec"), self.namespace)
+                exec(compile(code if namespace_extra is None else shadow_code(code), "<test>", "exec"), self.namespace)
         except KernelLost:
             raise
         except BaseException as error:  # the test failed: any exception, as nbgrader counts it
-            error_output = NotebookNode(output_type="error", ename=type(error).__name__, evalue=str(error),
-                                        traceback=[f"{type(error).__name__}: {error}"])
-            outputs.append(error_output)
-        if printed.getvalue():
-            outputs.insert(0, NotebookNode(output_type="stream", name="stdout", text=printed.getvalue()))
+            outputs.append(NotebookNode(output_type="error", ename=type(error).__name__, evalue=str(error),
+                                        traceback=[f"{type(error).__name__}: {error}"]))
+        return outputs, printed.getvalue()
+
+    def run(self, code: str) -> list[NotebookNode]:
+        """Run one test; its outputs as a notebook cell would hold them (an error output when it
+        failed, worded as in the kernel: the exception's name and message, no hidden code)."""
+        outputs, printed = self._execute(code)
+        if printed:
+            outputs.insert(0, NotebookNode(output_type="stream", name="stdout", text=printed))
         return outputs
+
+    def shadow(self, code: str) -> tuple[list, list]:
+        """The value checks of a test that must run in the student's kernel, done here as well:
+        (the checks that passed, the messages of the statements that failed). See shadow_code."""
+        failed = []
+        with trace.watching() as passed:
+            self._execute(code, {SHADOW_FAILED: lambda error: failed.append(f"{type(error).__name__}: {error}")})
+        return passed, failed
+
+
+# -- shadows: what the grader can establish itself of a test run in the student's kernel ------
+SHADOW_FAILED = "__course_shadow_failed__"
+
+
+class _Shadow(ast.NodeTransformer):
+    """A test made to go on past what it cannot do here: each statement outside a function
+    runs on its own (a failure is noted and the next one runs), `with` blocks run their bodies
+    without their context (one that changes how a process runs would change the grader's),
+    and calls that change how a process runs are left out."""
+
+    def _guarded(self, statement):
+        return ast.Try(body=[statement], handlers=[ast.ExceptHandler(
+            type=ast.Name("Exception", ast.Load()), name="__course_error__",
+            body=[ast.Expr(ast.Call(ast.Name(SHADOW_FAILED, ast.Load()), [ast.Name("__course_error__", ast.Load())], []))])],
+            orelse=[], finalbody=[])
+
+    def _statements(self, body):
+        result = []
+        for statement in body:
+            if isinstance(statement, (ast.With, ast.AsyncWith)):
+                result.extend(self._statements(statement.body))
+                continue
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                result.append(statement)  # a helper keeps raising as the test wrote it
+                continue
+            if any(isinstance(node, ast.Call) and _called_name(node) in PROCESS_SETTINGS for node in ast.walk(statement)) \
+                    and not isinstance(statement, (ast.For, ast.While, ast.If, ast.Try)):
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(statement, field, None), list) and getattr(statement, field):
+                    setattr(statement, field, self._statements(getattr(statement, field)) or [ast.Pass()])
+            if isinstance(statement, ast.Try):
+                for handler in statement.handlers:
+                    handler.body = self._statements(handler.body) or [ast.Pass()]
+            result.append(self._guarded(statement))
+        return result
+
+    def visit_Module(self, node):
+        node.body = self._statements(node.body)
+        return node
+
+
+def shadow_code(code: str):
+    """The test's code as the grader's shadow of it runs (see _Shadow), compiled."""
+    return ast.fix_missing_locations(_Shadow().visit(ast.parse(code)))
+
+
+def missing_checks(reference: list, passed: list) -> list[str]:
+    """The checks the solution's shadow passed that this one did not, by name, in order."""
+    import collections
+    left = collections.Counter(passed)
+    missing = []
+    for check in reference:
+        if left[check] > 0:
+            left[check] -= 1
+        else:
+            missing.append(check[1])
+    return missing

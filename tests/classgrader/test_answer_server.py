@@ -74,3 +74,36 @@ def test_serve_answers_each_frame_until_an_empty_one(tmp_path):
     right.sendall(answer_server.HEADER.pack(answer_server.MAX_FRAME + 1))
     assert answer_server.read_frame(left) is None
     left.close(), right.close()
+
+
+def test_what_is_not_data_stays_here_as_a_handle_the_grader_asks_about_by_number():
+    handles = answer_server.Handles()
+    namespace = {"make": lambda: torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())}
+    reply = answer_server.answer(namespace, {"op": "call", "name": "make", "args": {"list": []}, "kwargs": {"dict": []}},
+                                 handles)
+    sent = trace.portable(reply, handles.record)["tuple"][1]
+    assert sent["handle"] == 0 and sent["object"] == "torch.nn.modules.container.Sequential"
+    assert "torch.nn.modules.module.Module" in sent["bases"] and sent["callable"] is True
+
+    def ask(op, **details):
+        return answer_server.answer(namespace, {"op": op, "handle": 0, **details}, handles)
+
+    assert ask("len") == ("returned", 2)
+    first = ask("getitem", key={"plain": 0})[1]
+    assert isinstance(first, torch.nn.Linear) and trace.portable(first, handles.record)["handle"] == 1
+    assert ask("getattr", attr="training") == ("returned", True)
+    layers = ask("iterate")[1]  # a Sequential iterates over its layers: kept here too
+    assert [handles.record(layer)["handle"] for layer in layers] == [1, 2]
+    assert "_modules" in ask("vars")[1]
+    # The same object is the same number; a number never given out is refused.
+    assert handles.record(first)["handle"] == 1
+    assert answer_server.answer(namespace, {"op": "len", "handle": 7}, handles)[:2] == ("raised", "ValueError")
+    assert answer_server.answer(namespace, {"op": "call", "handle": True, "args": {"list": []},
+                                            "kwargs": {"dict": []}}, handles)[:2] == ("raised", "ValueError")
+
+
+def test_a_generator_without_end_is_not_listed_forever():
+    import itertools
+    handles = answer_server.Handles()
+    handles.record(itertools.count())
+    assert answer_server.answer({}, {"op": "iterate", "handle": 0}, handles)[:2] == ("raised", "ValueError")

@@ -117,9 +117,15 @@ def test_the_graders_own_runs_decide_which_tests_it_judges_itself(covered):
     storage or the graph, or fail for the solution when judged outside, stay in the kernel."""
     config = Config()
     config.IsolatedExecute.use_sandbox = sandbox.unavailable_reason() is None
-    outside, observed = isolated_execute.IsolatedExecute(config=config)._reference(_plan_for("03_broadcasting_views"))
+    outside, observed, shadows = isolated_execute.IsolatedExecute(config=config)._reference(
+        _plan_for("03_broadcasting_views"))
     assert {"q1_broadcast_shape_tests", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests"} <= outside
     assert "q4_flat_copy_tests" not in outside and "q4_flat_copy_tests" in observed  # it looks at data_ptr
     assert "q3_shares_storage_tests" not in outside  # shared storage does not survive being sent as data
     assert not outside & set(observed), "a test judged in both places"
-    covered(f"03: {len(outside)} tests judged by the grader, {len(observed)} in the kernel")
+    # Each test left in the kernel is paired with the value checks the grader can make itself.
+    assert set(shadows) <= set(observed) and {"q2_mse_loss_safe_tests", "q4_flat_copy_tests"} <= set(shadows)
+    passed, _ = shadows["q4_flat_copy_tests"]
+    assert len(passed) >= 10 and all(kind in ("tensor", "value", "pitfall", "keys") for kind, _ in passed)
+    covered(f"03: {len(outside)} tests judged by the grader, {len(observed)} in the kernel, "
+            f"{len(shadows)} of them shadowed by the grader's own value checks")

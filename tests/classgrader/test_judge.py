@@ -36,12 +36,13 @@ class Student:
     def __init__(self, code: str):
         self.namespace = {"torch": torch}
         exec(textwrap.dedent(code), self.namespace)
-        self.requests = []
+        self.requests, self.handles = [], answer_server.Handles()
 
     def ask(self, request):
         request = over_the_wire(request)
         self.requests.append(request)
-        return over_the_wire(trace.portable(answer_server.answer(self.namespace, request)))
+        reply = answer_server.answer(self.namespace, request, self.handles)
+        return over_the_wire(trace.portable(reply, self.handles.record))
 
     def judged(self, test: str, answers: set[str]):
         return judge.Judge(SETUP, answers, self.ask).run(textwrap.dedent(test))
@@ -193,3 +194,116 @@ def test_every_student_meets_the_same_inputs_whatever_ran_before():
         [printed] = judge.Judge(SETUP, {"first"}, student.ask).run(test)
         seen.add(printed.text)
     assert len(seen) == 1
+
+
+# -- objects that stay in the student's kernel (judge.RemoteObject) ---------------------------
+MODULE_ANSWER = """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+MODULE_TEST = """
+from torch import nn
+model = Net([3, 4, 2])
+check_value(type(model).__name__, "Net", name="type", reveal=True)
+check_value(isinstance(model, nn.Module), True, name="a module")
+layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
+check_value([(m.in_features, m.out_features) for m in layers], [(3, 4), (4, 2)], name="layers", reveal=True)
+check_value(sorted(dict(model.named_parameters())), ["layers.0.bias", "layers.0.weight", "layers.1.bias", "layers.1.weight"], name="names", reveal=True)
+check_value(len(model.state_dict()), 5, name="state_dict", reveal=True)
+x = torch.randn(5, 3)
+expected = layers[1](layers[0](x))
+check_tensor(model.train()(x), expected, name="model(x)")
+check_tensor(model.calls, torch.tensor(1.0), name="its buffer, after one call")
+check_value("layers" in vars(model)["_modules"], True, name="vars")
+"""
+
+
+def test_a_students_module_stays_in_their_kernel_and_the_test_uses_it_there():
+    student = Student(MODULE_ANSWER)
+    assert error_of(student.judged(MODULE_TEST, {"Net"})) is None
+    assert {"getattr", "iterate", "len", "vars"} <= {r["op"] for r in student.requests}
+    sent = repr(student.requests)
+    assert "expected" not in sent and "reference" not in sent
+    model = student.handles.objects[0]  # the real module, in the student's namespace
+    assert type(model).__name__ == "Net" and int(model.calls) == 1
+
+
+def test_the_grader_changes_nothing_in_the_kernel_and_claims_only_torchs_classes():
+    student = Student(MODULE_ANSWER)
+    assert "does not change objects" in error_of(student.judged("Net([1, 1]).layers = None", {"Net"}))
+    # A class the kernel names is looked up only among torch's loaded classes, never imported.
+    assert judge.torch_class("torch.nn.modules.linear.Linear") is torch.nn.Linear
+    assert judge.torch_class("os.system") is None and judge.torch_class("torch.load") is None
+    assert judge.torch_class("torch.no_such_module.X") is None
+
+
+# -- shadows: the value checks of a test that must run in the kernel, done here too ----------
+SHADOW_SETUP = SETUP + ["from autograder.device_strict import strict_devices"]
+GRAPH_TEST = """
+x = torch.randn(4, 3)
+w = torch.randn(3, 2, requires_grad=True)
+expected = 2 * (x @ w)
+with strict_devices():
+    got = scaled(x, w)
+check_value(got.grad_fn is not None, True, name="scaled(x, w) is part of the graph")
+check_tensor(got, expected, name="scaled(x, w)")
+for n in range(1, 4):
+    xs = torch.randn(n, 3)
+    expected = 2 * (xs @ w)
+    check_tensor(scaled(xs, w), expected, name=f"scaled(<{n} rows>, w)")
+torch.set_default_dtype(torch.float64)
+"""
+SCALED = "def scaled(x, w):\n    return 2 * (x @ w)\n"
+SCALED_ALTERNATIVE = "def scaled(x, w):\n    return torch.matmul(x, w) + torch.matmul(x, w)\n"
+SCALED_PEEKER = """
+import sys
+def scaled(x, w):
+    caller = sys._getframe(1).f_locals
+    return caller["expected"] if "expected" in caller else x @ w   # wrong unless it finds the test's value
+"""
+
+
+def test_a_shadow_catches_a_wrong_answer_that_passes_where_the_test_runs_in_the_kernel():
+    peeker = Student(SCALED_PEEKER)
+    in_kernel = dict(peeker.namespace)
+    exec(SHADOW_SETUP[0] + "\n" + SHADOW_SETUP[1], in_kernel)
+    exec(GRAPH_TEST, in_kernel)
+    torch.set_default_dtype(torch.float32)  # the in-kernel run above set it, as the test does
+    # Without the defence, it passes in its own process (the values are the test's). The shadow
+    # calls it from the grader's process, where no frame holds an expected value.
+    reference, _ = judge.Judge(SHADOW_SETUP, {"scaled"}, Student(SCALED).ask).shadow(GRAPH_TEST)
+    passed, failed = judge.Judge(SHADOW_SETUP, {"scaled"}, peeker.ask).shadow(GRAPH_TEST)
+    missing = judge.missing_checks(reference, passed)
+    assert missing == ["scaled(x, w)", "scaled(<1 rows>, w)", "scaled(<2 rows>, w)", "scaled(<3 rows>, w)"]
+    assert any("scaled(x, w): wrong values" in message for message in failed)
+
+
+def test_a_shadow_passes_every_correct_answer_and_changes_nothing_in_the_graders_process():
+    reference, failed = judge.Judge(SHADOW_SETUP, {"scaled"}, Student(SCALED).ask).shadow(GRAPH_TEST)
+    # A result comes back as data that keeps its requires_grad and whether it is a leaf.
+    assert [name for _, name in reference] == ["scaled(x, w) is part of the graph", "scaled(x, w)",
+                                               "scaled(<1 rows>, w)", "scaled(<2 rows>, w)", "scaled(<3 rows>, w)"]
+    assert failed == []
+    alternative, _ = judge.Judge(SHADOW_SETUP, {"scaled"}, Student(SCALED_ALTERNATIVE).ask).shadow(GRAPH_TEST)
+    assert judge.missing_checks(reference, alternative) == []
+    # Neither the strict device mode nor the default dtype the test sets reached this process.
+    assert torch.get_default_dtype() == torch.float32
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    assert _get_current_dispatch_mode() is None
+
+
+def test_a_kernel_lost_during_a_shadow_is_not_swallowed_by_its_guards():
+    def ask(request):
+        raise judge.KernelLost("KernelDied", "the kernel stopped")
+    with pytest.raises(judge.KernelLost):
+        judge.Judge(SHADOW_SETUP, {"scaled"}, ask).shadow(GRAPH_TEST)
