@@ -28,16 +28,18 @@ def timed_out(seconds) -> KernelLost:
                                       "later cells were graded in a fresh kernel")
 
 
-def serve_code(path: str) -> str:
-    """The cell that starts the kernel's end, connecting to `path`."""
-    return f'__import__("classgrader.answer_server", fromlist=["serve"]).serve(globals(), {path!r})'
+def serve_code(path: str, seed: int | None = None) -> str:
+    """The cell that starts the kernel's end, connecting to `path` (seeding the kernel's random
+    state first, when given a seed: one message fewer than a cell of its own)."""
+    seeding = f'__import__("autograder").seed_everything({int(seed)}); ' if seed is not None else ""
+    return seeding + f'__import__("classgrader.answer_server", fromlist=["serve"]).serve(globals(), {path!r})'
 
 
 class AnswerChannel:
     """One test's conversation with the student's kernel. `folder_fd` is the records area root
     owns; `kernel_path` the same folder as the kernel sees it; `seconds` the test's time limit."""
 
-    def __init__(self, folder_fd: int, kernel_path: str, seconds: float):
+    def __init__(self, folder_fd: int, kernel_path: str, seconds: float, seed: int | None = None):
         self.seconds, self.deadline = seconds, time.monotonic() + seconds
         name = f"{secrets.token_hex(8)}.sock"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -45,7 +47,7 @@ class AnswerChannel:
         self.listener.bind(f"/proc/self/fd/{folder_fd}/{name}")
         os.chmod(name, 0o666, dir_fd=folder_fd)  # the kernel's own uid must be able to connect
         self.listener.listen(1)
-        self.code = serve_code(os.path.join(kernel_path, name))
+        self.code = serve_code(os.path.join(kernel_path, name), seed)
         self.name, self.folder_fd, self.connection, self.ended = name, folder_fd, None, False
 
     def ask(self, request: dict):

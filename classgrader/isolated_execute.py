@@ -404,11 +404,12 @@ class IsolatedExecute(Execute):
             self.judged_outside.add(grade_id)
         return True
 
-    async def _in_grader(self, work, code):
+    async def _in_grader(self, work, code, seed=None):
         """work(code), a judge.Judge method, in a thread, while the student's kernel answers
-        its questions; judge.KernelLost when the kernel died or hung meanwhile."""
+        its questions (seeded first, given a seed); judge.KernelLost when the kernel died or hung
+        meanwhile."""
         self._channel = channel = answer_channel.AnswerChannel(
-            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120)
+            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120, seed)
         serving = asyncio.ensure_future(self._serve(channel))
         testing = asyncio.ensure_future(asyncio.to_thread(work, code))
         try:
@@ -429,25 +430,26 @@ class IsolatedExecute(Execute):
         """A test run in the kernel, paired with what the grader can establish itself: its
         value checks, run here (judge.Judge.shadow) against the student's kernel. A check the
         solution's shadow passes and this one does not, while the kernel's test passed, is a
-        disagreement: the kernel's observation alone earns nothing (0, flagged). Run whether the
-        test passed or not, as in the grader's own run, so later cells meet the same kernel."""
-        if self.judge is None or grade_id not in self.plan.tests:
+        disagreement: the kernel's observation alone earns nothing (0, flagged). A test that
+        failed in the kernel scores 0 already and is not shadowed (the next test is seeded anew,
+        so later cells meet the same kernel either way)."""
+        if self.judge is None or grade_id not in self.plan.tests or any(o.output_type == "error" for o in cell.outputs):
             return
         if not self.classifying and grade_id not in self.shadows:
             return
-        await self._seed_before_test(f"{grade_id} (shadow)")
         try:
-            passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id])
+            passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id],
+                                                   judge.seed_of(f"{grade_id} (shadow)"))
         except judge.KernelLost as lost:
             passed, failed = [], [f"{lost.args[0]}: {lost.args[1]}"]
             await self._recover(kept)
         if self.classifying:
-            if passed and not any(o.output_type == "error" for o in cell.outputs):
+            if passed:
                 self.shadows[grade_id] = (passed, failed)
             return
         expected_passes, expected_failures = self.shadows[grade_id]
         missing = judge.missing_checks(expected_passes, passed)
-        if not missing or any(o.output_type == "error" for o in cell.outputs):
+        if not missing:
             return
         new = [message for message in failed if message not in expected_failures]
         why = new[0] if new else f"{missing[0]} was not checked"

@@ -423,6 +423,40 @@ def channel_means(img):
     return img.float().mean(dim=(0, 1)) / 255  # wrong otherwise
 '''}
 
+# The same peek where the test must run in the kernel (it watches the graph): every check there
+# genuinely passes. The test's shadow (the grader's own value checks, judge.Judge.shadow) calls
+# it from the grader's process, where no frame holds an expected value.
+PEEKS_IN_KERNEL_TEST = {"q2_intermediate_grad_answer": '''
+import sys
+def intermediate_grad(x, w):
+    caller = sys._getframe(1).f_locals
+    expected = caller.get("expected")
+    if isinstance(expected, torch.Tensor) and expected.shape == (x.shape[0], w.shape[1]) and expected.device == x.device:
+        return expected.clone()
+    return torch.ones(x.shape[0], w.shape[1], device=x.device)  # right only where h is 0
+'''}
+# check_tensor made to record each result as its own expected value (the audit blinded): where a
+# test runs in the kernel, its records then agree with themselves whatever the answer.
+TENSOR_FORGER = """
+import autograder.checks
+from autograder.trace import record as _record
+def _agree(got, expected, *, name="your result", rtol=None, atol=None, check_values=True):
+    _record("tensor", name, got, got, rtol=rtol, atol=atol, check_values=check_values)
+autograder.checks.check_tensor.__code__ = _agree.__code__
+autograder.checks.check_tensor.__globals__["_record"] = _record
+""" + _BLIND_AUDIT
+RELU_AFTER_EVERY_LAYER = {"q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))  # the last layer's output clipped too
+        return x
+'''}
+
 # An audit hook (which nothing can list or remove) reads each cell's code as Python compiles it;
 # in a quiz test it finds the letter check_answer is given and sets the student's variable to it
 # before the check runs. Every check then genuinely passes, in the kernel.
@@ -656,7 +690,14 @@ def manual_grad(x, w, b):
 '''},
              extra_cells={"q4_manual_grad_answer": PATCH_TORCH_COMPARISONS},
              loses={"q4_manual_grad_tests"}, flag="tampering"),
+    # issue 14: tests that must watch the student's process still run there, each paired with
+    # its shadow, the value checks the grader makes itself: the kernel's word alone earns nothing.
+    _student("c53_peeks_in_kernel_test", "intermediate_grad() returns the `expected` of a test run in its kernel",
+             assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"}, flag="tampering"),
     # 06_modules
+    _student("c54_forges_kernel_records", "check_tensor records results as expected (audit blinded), MLP wrong",
+             assignment=MODULES, answers=RELU_AFTER_EVERY_LAYER, extra_cells={"q1_running_norm_answer": TENSOR_FORGER},
+             loses={"q2_mlp_tests"}, flag="tampering"),
     _student("c34_modules_correct", "the reference solution", assignment=MODULES),
     _student("c35_modules_alternative", "correct, written differently", assignment=MODULES,
              answers=_unit06("alternative_a")),
