@@ -126,9 +126,8 @@ class Remote:
         self._ask, self._handles, self._target = ask, handles, target or {"name": name}
 
     def __call__(self, *args, **kwargs):
-        reply = _returned(trace.materialize(self._ask({
-            "op": "call", **self._target, "args": trace.portable(list(args), _sent),
-            "kwargs": trace.portable(dict(kwargs), _sent)}), self._handles), f"{self.__name__}()")
+        reply = _returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs)}),
+                                            self._handles), f"{self.__name__}()")
         if len(reply) != 4:
             raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
         _, result, args_after, kwargs_after = reply
@@ -138,6 +137,45 @@ class Remote:
 
     def __repr__(self):
         return f"<function {self.__name__}>"
+
+
+class _BuiltHere(Exception):
+    """An input the test built itself (not data, not a stand-in)."""
+
+
+def _strictly_sent(value) -> dict:
+    if isinstance(value, RemoteObject):
+        return _sent(value)
+    raise _BuiltHere
+
+
+def _inputs(args, kwargs) -> dict:
+    """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
+    when the test built some itself (a model, an optimizer over its parameters, a loader), the
+    lot pickled, so the student's function gets real copies sharing what the originals share.
+    What cannot be pickled (a lambda, a hook) reaches the kernel by its type name only."""
+    try:
+        return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
+    except _BuiltHere:
+        pass
+    import pickle
+    try:
+        if not any(isinstance(v, RemoteObject) for v in _flat((args, kwargs))):
+            return {"pickled": pickle.dumps((list(args), dict(kwargs)))}
+    except Exception:  # not picklable: sent as below
+        pass
+    return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
+
+
+def _flat(value, depth=0):
+    """Every value in nested lists, tuples and dicts."""
+    yield value
+    if depth < 20 and isinstance(value, (list, tuple)) and not isinstance(value, RemoteObject):
+        for item in value:
+            yield from _flat(item, depth + 1)
+    elif depth < 20 and isinstance(value, dict):
+        for item in value.values():
+            yield from _flat(item, depth + 1)
 
 
 def _sent(value) -> dict:
@@ -266,9 +304,13 @@ def _stand_in(record: dict, ask, handles) -> RemoteObject:
 
 def _write_back(given, after) -> None:
     """What the student's function did in place to its inputs, done to the test's own: a test
-    that checks an input was left alone sees it changed."""
+    that checks an input was left alone sees it changed, a model trained in the kernel is
+    trained here."""
     import torch
-    if isinstance(given, torch.Tensor) and isinstance(after, torch.Tensor):
+    if isinstance(after, RemoteObject) and isinstance(given, (torch.nn.Module, torch.optim.Optimizer)) \
+            and not isinstance(given, RemoteObject):
+        _take_state(given, after._op("state"))
+    elif isinstance(given, torch.Tensor) and isinstance(after, torch.Tensor):
         if given.shape == after.shape and given.dtype == after.dtype and given.device.type != "meta":
             with torch.no_grad():
                 given.copy_(after.to(given.device))
@@ -281,6 +323,27 @@ def _write_back(given, after) -> None:
         for key in given:
             if key in after:
                 _write_back(given[key], after[key])
+
+
+def _take_state(given, state) -> None:
+    """A module's or an optimizer's state, as answer_server.state_of sent it, put into the
+    test's own object (whose parameters stay the same objects, as the test holds them)."""
+    import torch
+    if isinstance(given, torch.optim.Optimizer):
+        given.load_state_dict(state)
+        return
+    parameters, buffers = dict(given.named_parameters()), dict(given.named_buffers())
+    with torch.no_grad():
+        for name, value, requires_grad, grad in state["parameters"]:
+            if name in parameters:
+                parameters[name].data = value
+                parameters[name].requires_grad_(bool(requires_grad))
+                parameters[name].grad = grad
+        for name, value in state["buffers"]:
+            if name in buffers:
+                buffers[name].data = value
+    for module, training in zip(given.modules(), state["training"]):
+        module.training = bool(training)
 
 
 class Judge:

@@ -307,3 +307,50 @@ def test_a_kernel_lost_during_a_shadow_is_not_swallowed_by_its_guards():
         raise judge.KernelLost("KernelDied", "the kernel stopped")
     with pytest.raises(judge.KernelLost):
         judge.Judge(SHADOW_SETUP, {"scaled"}, ask).shadow(GRAPH_TEST)
+
+
+# -- objects the test builds itself, handed to the student's function -------------------------
+TRAIN_STEP = """
+from torch import nn
+def train_step(model, batch, optimizer):
+    model.train()
+    optimizer.zero_grad()
+    x, y = batch
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    model[0].weight.requires_grad_(False)  # freezes a layer, as fine-tuning does
+    model.eval()
+    return loss.item()
+"""
+TRAIN_STEP_TEST = """
+import copy
+from torch import nn
+model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+reference = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+for step in range(3):
+    batch = (torch.randn(8, 3), torch.randn(8, 1))
+    check_value(train_step(model, batch, optimizer), train_step_here(reference, batch, reference_optimizer),
+                rel_tol=1e-5, name=f"loss {step}")
+for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+    check_tensor(got.detach(), want.detach(), name=name)
+check_value(model[0].weight.requires_grad, False, name="requires_grad", reveal=True)
+check_value(model.training, False, name="training", reveal=True)
+check_tensor(optimizer.state[model[2].bias]["momentum_buffer"], reference_optimizer.state[reference[2].bias]["momentum_buffer"], name="momentum")
+"""
+
+
+def test_what_the_test_builds_goes_to_the_kernel_as_copies_and_comes_back_changed():
+    setup = SETUP + [TRAIN_STEP.replace("def train_step(", "def train_step_here(")]
+    student = Student(TRAIN_STEP)
+    assert error_of(judge.Judge(setup, {"train_step"}, student.ask).run(TRAIN_STEP_TEST)) is None
+    assert any("pickled" in request for request in student.requests)
+    assert {request["op"] for request in student.requests} >= {"call", "state"}
+
+
+def test_what_cannot_be_pickled_reaches_the_kernel_by_its_type_name_only():
+    student = Student("def apply(f, x):\n    return f(x)\n")
+    outputs = student.judged("check_tensor(apply(lambda v: v * 2, torch.ones(2)), torch.full((2,), 2.0))", {"apply"})
+    assert error_of(outputs) == "TypeError: function only stands for an object in your notebook"
