@@ -5,19 +5,19 @@ For each test the grader listens on a Unix socket it makes in the kernel's recor
 own folder: the kernel can reach the socket but not replace it, and root only listens, never
 connects or follows a path there), starts answer_server.serve in the kernel with one cell
 execution, and talks with it over the connection: a request and a reply are one frame each (a
-length, then torch.save bytes), about 0.25 ms a question against 1.1 ms through Jupyter's own
-messages. Replies are read as data only (torch.load(weights_only=True)), their size first.
+length, then JSON or torch.save bytes: answer_server.dumps), about 0.4 ms a question against
+1.1 ms through Jupyter's own messages. Replies are read as data only (answer_server.loads), their
+size first.
 
 The test runs in a thread of its own (judge.Judge.run), so this end blocks: a kernel that stops
 answering in time ends in judge.KernelLost; one that closes the connection gives no answer (and
 the grader then asks whether the kernel is still alive)."""
-import io
 import os
 import secrets
 import socket
 import time
 
-from .answer_server import read_frame, send_frame
+from .answer_server import dumps, loads, read_frame, send_frame
 from .judge import KernelLost
 
 NO_ANSWER = {"plain": None}
@@ -55,13 +55,11 @@ class AnswerChannel:
         if self.ended or self.listener is None:
             return NO_ANSWER
         token = secrets.token_hex(8)
-        buffer = io.BytesIO()
-        import torch  # loaded by the grader long before: here only to keep the module light
-        torch.save({**request, "token": token}, buffer)
+        payload = dumps({**request, "token": token})
         try:
             connection = self._connected()
             connection.settimeout(self._left())
-            send_frame(connection, buffer.getvalue())
+            send_frame(connection, payload)
             reply = read_frame(connection)
         except TimeoutError:
             raise timed_out(self.seconds)
@@ -71,7 +69,7 @@ class AnswerChannel:
             self.ended = True  # the kernel closed it (its loop ended, or the kernel died)
             return NO_ANSWER
         try:
-            pair = torch.load(io.BytesIO(reply), weights_only=True)["tuple"]
+            pair = loads(reply)["tuple"]
             return pair[1] if pair[0] == {"plain": token} else NO_ANSWER
         except Exception:  # whatever the kernel sent, it is not an answer: nothing more is read
             return NO_ANSWER

@@ -1,6 +1,6 @@
 """answer_server: the student's kernel answers the grader's questions with data only."""
-import io
 
+import pytest
 import torch
 
 from autograder import trace
@@ -37,13 +37,25 @@ def test_whatever_the_function_raises_comes_back_as_a_name_and_a_message():
 
 
 def request_bytes(**request) -> bytes:
-    buffer = io.BytesIO()
-    torch.save(request, buffer)
-    return buffer.getvalue()
+    return answer_server.dumps(request)
 
 
 def reply_of(data: bytes):
-    return trace.materialize(torch.load(io.BytesIO(data), weights_only=True))
+    return trace.materialize(answer_server.loads(data))
+
+
+def test_frames_are_json_unless_they_carry_tensors_and_read_as_data_only():
+    assert answer_server.dumps({"op": "names", "names": ["q1"]}).startswith(b"J")
+    with_tensor = answer_server.dumps(trace.portable([torch.ones(2), float("nan")]))
+    assert with_tensor.startswith(b"T")
+    back = trace.materialize(answer_server.loads(with_tensor))
+    assert torch.equal(back[0], torch.ones(2)) and back[1] != back[1]
+    assert answer_server.loads(answer_server.dumps({"plain": float("inf")})) == {"plain": float("inf")}
+    import pickle
+    with pytest.raises(ValueError):
+        answer_server.loads(pickle.dumps(print))  # a pickle is neither kind of frame: never unpickled
+    with pytest.raises(Exception):
+        answer_server.loads(b"T" + pickle.dumps(print, protocol=2))  # torch.load(weights_only=True) refuses it
 
 
 def test_a_reply_loads_as_data_only_with_its_requests_token():
