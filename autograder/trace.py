@@ -28,6 +28,8 @@ def portable(value, objects=None):
         return record
     if value is None or type(value) in (bool, int, float, str):
         return {"plain": value}
+    if type(value) is bytes:
+        return {"bytes": value}
     if type(value) in (tuple, list):
         return {type(value).__name__: [portable(v, objects) for v in value]}
     if type(value) is dict:
@@ -63,6 +65,13 @@ def _opaque(record: dict) -> Opaque:
     module, _, name = str(record["object"]).rpartition(".")
     base = OpaqueCallable if record.get("callable") else Opaque
     return type(name, (base,), {"__module__": module or "builtins", "__qualname__": name})()
+
+
+def bytes_of(value) -> bytes:
+    """The bytes a record holds (refused unless they are bytes: a record may be forged)."""
+    if type(value) is not bytes:
+        raise ValueError("a bytes record without bytes")
+    return value
 
 
 def dtype_named(name: str) -> torch.dtype:
@@ -111,6 +120,8 @@ def materialize(data, handles=None):
         return numpy_scalar(data["numpy"], data["plain"])
     if "plain" in data:
         return data["plain"]
+    if "bytes" in data:
+        return bytes_of(data["bytes"])
     if "tuple" in data:
         return tuple(materialize(v, handles) for v in data["tuple"])
     if "list" in data:
@@ -151,12 +162,13 @@ def record(kind: str, name: str, got=None, expected=None, **options) -> None:
                      "options": {k: portable(v) for k, v in options.items()}})
 
 
-def has_tensor(data) -> bool:
-    """Does portable() data stand for a tensor anywhere (meta tensors too)?"""
+def needs_torch_save(data) -> bool:
+    """Does portable() data hold a tensor (meta tensors too) or bytes anywhere: what JSON
+    cannot carry?"""
     if isinstance(data, dict):
-        return "tensor" in data or any(map(has_tensor, data.values()))
+        return "tensor" in data or "bytes" in data or any(map(needs_torch_save, data.values()))
     if isinstance(data, list):
-        return any(map(has_tensor, data))
+        return any(map(needs_torch_save, data))
     return False
 
 
@@ -167,7 +179,7 @@ def flush() -> None:
     folder = os.environ.get("COURSE_TRACE_DIR")
     if folder and _pending:
         path = os.path.join(folder, f"{os.getpid()}-{next(_numbers):06d}")
-        if has_tensor(_pending):
+        if needs_torch_save(_pending):
             torch.save(list(_pending), path + ".pt")
         else:
             with open(path + ".json", "w") as handle:

@@ -15,6 +15,8 @@ Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("mis
                                                      | ("raised", exception type name, message)
      "getattr" {"handle", "attr"}, "iterate", "len", "vars", "state" {"handle"},
      "getitem" {"handle", "key"}   -> ("returned", value) | ("raised", ...)
+     "put" {"path", "data", "folder"} -> ("returned", None): a file or folder of the test's, here too
+     "fetch" {"path"}              -> ("returned", what a call left there): see _file
 
 A call's inputs may come pickled ({"pickled": bytes of (args, kwargs)}) when the test built them
 itself (a model, an optimizer over its parameters, a loader): the grader wrote them, so loading
@@ -114,6 +116,21 @@ def state_of(target):
     raise TypeError(f"no state to send for a {type(target).__qualname__}")
 
 
+_namespace = {}  # the notebook's names, as the last request met them (defined_in_notebook)
+
+
+def defined_in_notebook(qualname: str):
+    """What the notebook's own cells define under `qualname` (a class or function of the
+    course's setup cells, which a pickled input names: the grader ran the same cells)."""
+    head, *rest = str(qualname).split(".")
+    if head not in _namespace:
+        raise AttributeError(f"the notebook defines no {qualname}")
+    value = _namespace[head]
+    for name in rest:
+        value = getattr(value, name)
+    return value
+
+
 def _call(namespace: dict, request: dict, handles: Handles):
     if "handle" in request:
         function = handles.find(request)
@@ -131,8 +148,40 @@ def _call(namespace: dict, request: dict, handles: Handles):
     return ("returned", result, args, kwargs)
 
 
+MAX_FILES = 100  # what one "fetch" of a folder sends back
+
+
+def _file(request: dict):
+    """The test's files, which its calls read or write (a checkpoint), mirrored in this sandbox's
+    own file system. "put" {"path", "data", "folder"}: the file where the grader has it (data
+    None: only its folder), or the folder itself. "fetch" {"path"}: what is there now, as bytes for a file, or [name, bytes] pairs
+    for the regular files of a folder; None when nothing is."""
+    import os
+    path = str(request["path"])
+    if request["op"] == "put":
+        os.makedirs(path if request.get("folder") else os.path.dirname(path), exist_ok=True)
+        if request.get("data") is not None:
+            with open(path, "wb") as handle:
+                handle.write(bytes(request["data"]))
+        return ("returned", None)
+    if os.path.isdir(path):
+        files = sorted(name for name in os.listdir(path) if os.path.isfile(os.path.join(path, name)))[:MAX_FILES]
+        return ("returned", [[name, _read(os.path.join(path, name))] for name in files])
+    return ("returned", _read(path) if os.path.isfile(path) else None)
+
+
+def _read(path: str) -> bytes | None:
+    import os
+    if os.path.getsize(path) > MAX_FRAME // 4:
+        return None
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
 def _about(request: dict, handles: Handles):
     """An op on a handle: what the grader's stand-in asks of the object it stands for."""
+    if request["op"] in ("put", "fetch"):
+        return _file(request)
     target, op = handles.find(request), request["op"]
     if op == "getattr":
         return ("returned", getattr(target, str(request["attr"])))
@@ -157,6 +206,8 @@ def _about(request: dict, handles: Handles):
 def answer(namespace: dict, request: dict, handles: Handles | None = None):
     """The reply to one request, as a value portable() can write."""
     handles = handles if handles is not None else Handles()
+    global _namespace
+    _namespace = namespace
     if request["op"] == "names":
         return {name: _describe(namespace, name) for name in request["names"]}
     try:

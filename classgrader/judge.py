@@ -14,6 +14,9 @@ import ast
 import builtins
 import contextlib
 import io
+import os
+import stat
+import tempfile
 import warnings
 import zlib
 
@@ -126,8 +129,16 @@ class Remote:
         self._ask, self._handles, self._target = ask, handles, target or {"name": name}
 
     def __call__(self, *args, **kwargs):
+        files = test_files(args, kwargs)
+        for path in files:
+            folder = os.path.isdir(path)
+            self._do({"op": "put", "path": path, "folder": folder, "data": None if folder else _read_own(path)})
+            for name, data in _own_folder(path):
+                self._do({"op": "put", "path": os.path.join(path, name), "data": data})
         reply = _returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs)}),
                                             self._handles), f"{self.__name__}()")
+        for path in files:
+            _take_file(path, self._do({"op": "fetch", "path": path}))
         if len(reply) != 4:
             raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
         _, result, args_after, kwargs_after = reply
@@ -135,8 +146,64 @@ class Remote:
         _write_back(dict(kwargs), kwargs_after)
         return result
 
+    def _do(self, request: dict):
+        return _returned(trace.materialize(self._ask(request)), f"{self.__name__}()")[1]
+
     def __repr__(self):
         return f"<function {self.__name__}>"
+
+
+# -- the test's own files: a checkpoint the student's function writes or reads ------------------
+def test_files(args, kwargs) -> list[str]:
+    """Paths among a call's inputs that lie in a folder the test made in this process's temporary
+    folder (tempfile.mkdtemp): the student's function may read or write them, so they are
+    mirrored in the kernel's own file system around the call."""
+    root = os.path.realpath(tempfile.gettempdir()) + os.sep
+    found = []
+    for value in _flat((args, kwargs)):
+        if isinstance(value, (str, os.PathLike)) and not isinstance(value, RemoteObject):
+            path = os.fspath(value)
+            if isinstance(path, str) and path.startswith(root) and os.path.isdir(os.path.dirname(path)) \
+                    and path not in found:
+                found.append(path)
+    return found
+
+
+def _read_own(path: str) -> bytes | None:
+    """A file of the test's, read without following a link (None when there is none)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read() if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+
+
+def _own_folder(path: str) -> list:
+    if not os.path.isdir(path) or os.path.islink(path):
+        return []
+    return [(name, _read_own(os.path.join(path, name))) for name in sorted(os.listdir(path))
+            if os.path.isfile(os.path.join(path, name))]
+
+
+def _write_own(path: str, data) -> None:
+    """What the kernel sent for a file of the test's, written there (never through a link).
+    Only bytes: the test reads it as data (torch.load(weights_only=True))."""
+    if type(data) is not bytes:
+        return
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
+def _take_file(path: str, sent) -> None:
+    if os.path.isdir(path) and isinstance(sent, list):
+        for pair in sent:
+            if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and os.sep not in pair[0] \
+                    and pair[0] not in (".", ".."):
+                _write_own(os.path.join(path, pair[0]), pair[1])
+    elif not os.path.isdir(path):
+        _write_own(path, sent)
 
 
 class _BuiltHere(Exception):
@@ -158,13 +225,33 @@ def _inputs(args, kwargs) -> dict:
         return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
     except _BuiltHere:
         pass
-    import pickle
     try:
         if not any(isinstance(v, RemoteObject) for v in _flat((args, kwargs))):
-            return {"pickled": pickle.dumps((list(args), dict(kwargs)))}
+            return {"pickled": _pickled((list(args), dict(kwargs)))}
     except Exception:  # not picklable: sent as below
         pass
     return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
+
+
+JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define here
+
+
+def _pickled(value) -> bytes:
+    """pickle.dumps, where a class or function the setup cells define here is named, to be
+    taken in the kernel from its own run of the same cells (answer_server.defined_in_notebook)."""
+    import pickle
+    import types
+    from . import answer_server
+
+    class NotebookPickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:
+                return answer_server.defined_in_notebook, (obj.__qualname__,)
+            return NotImplemented
+
+    buffer = io.BytesIO()
+    NotebookPickler(buffer, protocol=4).dump(value)
+    return buffer.getvalue()
 
 
 def _flat(value, depth=0):
@@ -352,7 +439,7 @@ class Judge:
 
     def __init__(self, setup: list[str], answers: set[str], ask):
         self.answers, self.ask, self.stand_ins = answers, ask, {}
-        self.namespace = {"__name__": "__course_judge__", "__builtins__": builtins}
+        self.namespace = {"__name__": JUDGE_MODULE, "__builtins__": builtins}
         with contextlib.redirect_stdout(io.StringIO()):
             for code in setup:
                 exec(compile(code, "<setup>", "exec"), self.namespace)

@@ -31,7 +31,7 @@ def _read(path, dir_fd=None) -> list:
         if not path.endswith(".json"):
             return torch.load(handle, weights_only=True)
         records = json.load(handle)
-    if trace.has_tensor(records):  # never written as JSON: forged
+    if trace.needs_torch_save(records):  # never written as JSON: forged
         raise ValueError(f"{os.path.basename(path)}: tensor evidence in a file written without tensors")
     return records
 
@@ -55,6 +55,8 @@ def rebuild(data):
         return trace.numpy_scalar(data["numpy"], data["plain"])
     if "plain" in data:
         return data["plain"]
+    if "bytes" in data:
+        return trace.bytes_of(data["bytes"])
     if "tuple" in data:
         return tuple(rebuild(v) for v in data["tuple"])
     if "list" in data:

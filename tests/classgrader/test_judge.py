@@ -350,7 +350,85 @@ def test_what_the_test_builds_goes_to_the_kernel_as_copies_and_comes_back_change
     assert {request["op"] for request in student.requests} >= {"call", "state"}
 
 
-def test_what_cannot_be_pickled_reaches_the_kernel_by_its_type_name_only():
+def test_a_function_the_test_defines_is_sent_by_name_and_the_notebook_has_none():
     student = Student("def apply(f, x):\n    return f(x)\n")
     outputs = student.judged("check_tensor(apply(lambda v: v * 2, torch.ones(2)), torch.full((2,), 2.0))", {"apply"})
-    assert error_of(outputs) == "TypeError: function only stands for an object in your notebook"
+    assert error_of(outputs) == "AttributeError: the notebook defines no <lambda>"
+    # What cannot be pickled at all reaches it by its type name only.
+    outputs = student.judged("import threading\napply(threading.Lock(), 1)", {"apply"})
+    assert error_of(outputs) == "TypeError: 'lock' object is not callable"
+
+
+def test_what_the_setup_cells_define_is_taken_from_the_notebooks_own_run_of_them():
+    setup = SETUP + ["import dataclasses\n@dataclasses.dataclass\nclass Config:\n    lr: float = 0.1"]
+    student = Student("import dataclasses\n@dataclasses.dataclass\nclass Config:\n    lr: float = 0.1\n"
+                      "def rate(config):\n    return config.lr * 2\n")
+    outputs = judge.Judge(setup, {"rate"}, student.ask).run("check_value(rate(Config(lr=0.25)), 0.5, name='rate')")
+    assert error_of(outputs) is None
+
+
+# -- the test's own files: a checkpoint written or read by the student's function --------------
+# The kernel's file system is its own: here, paths under another root stand for it.
+SAVES_AND_LOADS = """
+import torch
+def save(path, value):
+    torch.save({"value": value}, KERNEL_ROOT + str(path))
+
+def load(path):
+    return torch.load(KERNEL_ROOT + str(path), weights_only=True)["value"]
+"""
+FILES_TEST = """
+import tempfile
+from pathlib import Path
+folder = Path(tempfile.mkdtemp())
+save(folder / "a.pt", torch.arange(3))
+check_tensor(torch.load(folder / "a.pt", weights_only=True)["value"], torch.arange(3), name="what save() wrote")
+torch.save({"value": torch.ones(2)}, folder / "b.pt")
+check_tensor(load(folder / "b.pt"), torch.ones(2), name="what load() read")
+"""
+
+
+def test_the_tests_files_are_mirrored_in_the_kernel_around_each_call(tmp_path, monkeypatch):
+    kernel_tmp = tmp_path / "kernel"
+    kernel_tmp.mkdir()
+    student = Student(SAVES_AND_LOADS)
+    student.namespace["KERNEL_ROOT"] = str(kernel_tmp)
+    real_answer = answer_server._file
+
+    def in_kernel(request):
+        return real_answer({**request, "path": str(kernel_tmp) + str(request["path"])})
+    monkeypatch.setattr(answer_server, "_file", in_kernel)
+    assert error_of(student.judged(FILES_TEST, {"save", "load"})) is None
+    assert [r["op"] for r in student.requests].count("fetch") == 2
+    assert list(kernel_tmp.rglob("a.pt")) and list(kernel_tmp.rglob("b.pt"))
+
+
+def test_a_file_the_kernel_sends_is_written_only_as_bytes_and_never_through_a_link(tmp_path):
+    target, link = tmp_path / "elsewhere", tmp_path / "checkpoint.pt"
+    target.write_bytes(b"untouched")
+    link.symlink_to(target)
+    with pytest.raises(OSError):
+        judge._take_file(str(link), b"forged")
+    assert target.read_bytes() == b"untouched"
+    judge._take_file(str(tmp_path / "new.pt"), {"not": "bytes"})
+    assert not (tmp_path / "new.pt").exists()
+    judge._take_file(str(tmp_path), [["../escape.pt", b"x"], ["ok.pt", b"y"]])
+    assert not (tmp_path.parent / "escape.pt").exists() and (tmp_path / "ok.pt").read_bytes() == b"y"
+
+
+def test_every_source_test_reads_files_as_data_only():
+    """A test's shadow runs in the grader, on files the student's kernel wrote: each such read
+    must run nothing (torch.load with weights_only=True; never pickle, never np.load with pickles)."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parents[2] / "source"
+    for path in root.glob("*/*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            if not cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                continue
+            code = "".join(cell["source"])
+            for call in re.findall(r"torch\.load\([^\n]*", code):
+                assert "weights_only=True" in call, f"{path.name}: {call}"
+            assert "pickle" not in code.replace("pickled", ""), path.name
+            assert "allow_pickle=True" not in code, path.name
