@@ -36,7 +36,9 @@ class KernelLost(BaseException):
 PROCESS_ATTRIBUTES = {"data_ptr", "storage", "untyped_storage", "_base", "grad_fn", "grad", "backward",
                       "_version", "stride", "is_contiguous", "register_hook", "retain_grad", "is_set_to",
                       "storage_offset", "retains_grad"}
-PROCESS_NAMES = {"id", "autograd", "gc", "weakref", "sys"}
+PROCESS_NAMES = {"id", "autograd", "gc", "weakref", "sys",
+                 # the course's probes of what ran in a process: code a file carried, graphs kept
+                 "PAYLOAD_RAN", "SavedTensorCount", "GraphLeakProbe"}
 # Calls that change how code runs in the process that makes them (warnings turned into errors,
 # strict device checks, a pretended GPU, a default dtype): made here, they would not reach the
 # student's function, and a test could pass for a wrong answer that they exist to catch.
@@ -443,6 +445,7 @@ class Judge:
         with contextlib.redirect_stdout(io.StringIO()):
             for code in setup:
                 exec(compile(code, "<setup>", "exec"), self.namespace)
+        self.after_setup = dict(self.namespace)  # where each shadow starts
 
     def handle(self, record: dict) -> RemoteObject:
         """The stand-in for an object the kernel keeps (the same handle, the same stand-in)."""
@@ -451,7 +454,7 @@ class Judge:
             self.stand_ins[number] = _stand_in(record, self.ask, self.handle)
         return self.stand_ins[number]
 
-    def _bind(self, code: str) -> None:
+    def _bind(self, code: str, namespace: dict) -> None:
         """The student's names this test uses, as their kernel has them now."""
         self.stand_ins = {}  # handles are numbered afresh for each test's conversation
         wanted = sorted(used_names(code) & self.answers)
@@ -461,24 +464,27 @@ class Judge:
         for name in wanted:
             kind = found.get(name, ("missing",)) if isinstance(found, dict) else ("missing",)
             if kind[0] == "callable":
-                self.namespace[name] = Remote(name, self.ask, self.handle)
+                namespace[name] = Remote(name, self.ask, self.handle)
             elif kind[0] == "value" and len(kind) == 2:
-                self.namespace[name] = kind[1]
+                namespace[name] = kind[1]
             else:
-                self.namespace.pop(name, None)  # a NameError, as in the kernel
+                namespace.pop(name, None)  # a NameError, as in the kernel
 
-    def _execute(self, code: str, namespace_extra: dict | None = None) -> tuple[list, str]:
-        """Run code here as a test: (its outputs as a notebook cell holds them, what it printed)."""
+    def _execute(self, code: str, shadow_failed=None) -> tuple[list, str]:
+        """Run code here as a test: (its outputs as a notebook cell holds them, what it printed).
+        A test shares one namespace with the tests judged before it, as cells share a kernel's;
+        a shadow (given shadow_failed) starts from the setup cells' alone, whichever tests ran
+        before it, so that it does the same for every student."""
         printed = io.StringIO()
         outputs = []
         from autograder import seed_everything
         seed_everything(seed_of(code))  # its inputs the same for every student
-        self.namespace.update(namespace_extra or {})
+        namespace = self.namespace if shadow_failed is None else {**self.after_setup, SHADOW_FAILED: shadow_failed}
         try:
             with contextlib.redirect_stdout(printed), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
-                self._bind(code)
-                exec(compile(code if namespace_extra is None else shadow_code(code), "<test>", "exec"), self.namespace)
+                self._bind(code, namespace)
+                exec(compile(code if shadow_failed is None else shadow_code(code), "<test>", "exec"), namespace)
         except KernelLost:
             raise
         except BaseException as error:  # the test failed: any exception, as nbgrader counts it
@@ -499,7 +505,7 @@ class Judge:
         (the checks that passed, the messages of the statements that failed). See shadow_code."""
         failed = []
         with trace.watching() as passed:
-            self._execute(code, {SHADOW_FAILED: lambda error: failed.append(f"{type(error).__name__}: {error}")})
+            self._execute(code, lambda error: failed.append(f"{type(error).__name__}: {error}"))
         return passed, failed
 
 

@@ -141,6 +141,9 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
     ("with strict_devices():\n    got = f(x.to('meta'))", "inside a `with` block"),
     ("with pretend_accelerators(cuda=True):\n    got = f()", "inside a `with` block"),
     ("warnings.simplefilter('error')\ncheck_value(f(1), 2)", "simplefilter"),
+    # what ran in the process: a checkpoint's payload, the graphs a loop keeps
+    ("before = PAYLOAD_RAN['count']\nf(path)\npitfall_if(PAYLOAD_RAN['count'] != before, 'unsafe-load')", "PAYLOAD_RAN"),
+    ("probe = GraphLeakProbe(loss)\nf(model, probe)", "GraphLeakProbe"),
     ("with torch.no_grad():\n    p6 = a * b\ncheck_value(f, {'p6': p6.requires_grad})", None),
 ])
 def test_what_only_exists_inside_a_process_keeps_a_test_in_the_kernel(code, reason):
@@ -432,3 +435,12 @@ def test_every_source_test_reads_files_as_data_only():
                 assert "weights_only=True" in call, f"{path.name}: {call}"
             assert "pickle" not in code.replace("pickled", ""), path.name
             assert "allow_pickle=True" not in code, path.name
+
+
+def test_a_shadow_starts_from_the_setup_cells_whichever_tests_ran_before():
+    student = Student(SCALED)
+    grader = judge.Judge(SHADOW_SETUP, {"scaled"}, student.ask)
+    alone, _ = grader.shadow("check_value(type(got).__name__, 'Tensor', name='got')")
+    grader.shadow("got = scaled(torch.ones(1, 3), torch.ones(3, 1))")  # an earlier test, for some students only
+    after, failed = grader.shadow("check_value(type(got).__name__, 'Tensor', name='got')")
+    assert alone == after == [] and failed == ["NameError: name 'got' is not defined"]
