@@ -37,8 +37,13 @@ def check_generate(args: list[str]) -> None:
 
 
 def check_autograde(args: list[str]) -> None:
-    assignment = known("autograde", args)
-    rest = args[1:]
+    known("autograde", args)  # at least one id, first
+    ids = []
+    for arg in args:
+        if arg.startswith("-"):
+            break
+        ids.append(known("autograde", [arg]))
+    rest = args[len(ids):]
     if "--workers" in rest:
         value = rest[rest.index("--workers") + 1] if rest.index("--workers") + 1 < len(rest) else ""
         if not (value.isdigit() and int(value) > 0):
@@ -46,10 +51,11 @@ def check_autograde(args: list[str]) -> None:
     unknown = [a for i, a in enumerate(rest) if a not in ("--workers", "--force")
                and not (i > 0 and rest[i - 1] == "--workers")]
     if unknown:
-        raise BadArguments(f"autograde takes ID [--workers N] [--force], not {' '.join(unknown)}")
-    if not students_with(SUBMITTED, assignment):
-        raise BadArguments(f"nobody has submitted {assignment} yet ({SUBMITTED}/*/{assignment}/ is empty); "
-                           f"collect submissions from the exchange first: ./course collect {assignment}")
+        raise BadArguments(f"autograde takes ID [ID ...] [--workers N] [--force], not {' '.join(unknown)}")
+    for assignment in ids:
+        if not students_with(SUBMITTED, assignment):
+            raise BadArguments(f"nobody has submitted {assignment} yet ({SUBMITTED}/*/{assignment}/ is empty); "
+                               f"collect submissions from the exchange first: ./course collect {assignment}")
 
 
 def check_feedback(args: list[str]) -> None:

@@ -15,7 +15,8 @@ BAD = {  # arguments -> the exact line on stderr
     "autograde 01_tensors": "course: nobody has submitted 01_tensors yet (runtime/submitted/*/01_tensors/ is empty); "
                             "collect submissions from the exchange first: ./course collect 01_tensors",
     "autograde 02_devices --workers 0": "course: --workers needs a positive whole number, got '0'",
-    "autograde 02_devices --wrokers 2": "course: autograde takes ID [--workers N] [--force], not --wrokers 2",
+    "autograde 02_devices --wrokers 2": "course: autograde takes ID [ID ...] [--workers N] [--force], not --wrokers 2",
+    "autograde 02_devices 01_tensor": "course: no assignment '01_tensor'; did you mean 01_tensors?",
     "generate 09_capstone": "course: no assignment '09_capstone'; the assignments are: 01_tensors, 02_devices",
     "feedback 02_devices": "course: 02_devices has not been autograded yet; run ./course autograde 02_devices first",
     "return 02_devices": "course: no feedback for 02_devices yet; run ./course feedback 02_devices first",
