@@ -156,17 +156,39 @@ class Remote:
 
 
 # -- the test's own files: a checkpoint the student's function writes or reads ------------------
+_made_by_test = []  # the folders the running test made (tempfile.mkdtemp), real paths
+
+
+@contextlib.contextmanager
+def _watching_mkdtemp():
+    """While a test runs here, note each folder it makes with tempfile.mkdtemp (TemporaryDirectory
+    too): only there are its files mirrored. A path that merely names some folder (one the
+    student's function returned, say) is never read or written by root."""
+    original = tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs):
+        folder = original(*args, **kwargs)
+        _made_by_test.append(os.path.realpath(folder) + os.sep)
+        return folder
+    tempfile.mkdtemp = mkdtemp
+    try:
+        yield
+    finally:
+        tempfile.mkdtemp = original
+        _made_by_test.clear()
+
+
 def test_files(args, kwargs) -> list[str]:
-    """Paths among a call's inputs that lie in a folder the test made in this process's temporary
-    folder (tempfile.mkdtemp): the student's function may read or write them, so they are
-    mirrored in the kernel's own file system around the call."""
-    root = os.path.realpath(tempfile.gettempdir()) + os.sep
+    """Paths among a call's inputs that lie in a folder the running test made (tempfile.mkdtemp):
+    the student's function may read or write them, so they are mirrored in the kernel's own file
+    system around the call."""
     found = []
     for value in _flat((args, kwargs)):
         if isinstance(value, (str, os.PathLike)) and not isinstance(value, RemoteObject):
             path = os.fspath(value)
-            if isinstance(path, str) and path.startswith(root) and os.path.isdir(os.path.dirname(path)) \
-                    and path not in found:
+            if isinstance(path, str) and path not in found and any(
+                    os.path.realpath(path).startswith(folder) or os.path.realpath(path) + os.sep == folder
+                    for folder in _made_by_test):
                 found.append(path)
     return found
 
@@ -287,8 +309,8 @@ def torch_class(path: str) -> type | None:
         module = sys.modules.get(".".join(parts[:cut]))
         if module is not None:
             value = module
-            for name in parts[cut:]:
-                value = getattr(value, name, None)
+            for name in parts[cut:]:  # by the namespaces themselves: no module __getattr__ runs
+                value = vars(value).get(name) if hasattr(value, "__dict__") else None
             return value if isinstance(value, type) else None
     return None
 
@@ -481,7 +503,7 @@ class Judge:
         seed_everything(seed_of(code))  # its inputs the same for every student
         namespace = self.namespace if shadow_failed is None else {**self.after_setup, SHADOW_FAILED: shadow_failed}
         try:
-            with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+            with contextlib.redirect_stdout(printed), warnings.catch_warnings(), _watching_mkdtemp():
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
                 self._bind(code, namespace)
                 exec(compile(code if shadow_failed is None else shadow_code(code), "<test>", "exec"), namespace)

@@ -444,3 +444,14 @@ def test_a_shadow_starts_from_the_setup_cells_whichever_tests_ran_before():
     grader.shadow("got = scaled(torch.ones(1, 3), torch.ones(3, 1))")  # an earlier test, for some students only
     after, failed = grader.shadow("check_value(type(got).__name__, 'Tensor', name='got')")
     assert alone == after == [] and failed == ["NameError: name 'got' is not defined"]
+
+
+def test_only_folders_the_test_made_are_mirrored_never_a_path_the_student_names(tmp_path):
+    secret = tmp_path / "secret.pt"
+    secret.write_bytes(b"the grader's own file")
+    student = Student("def where():\n    return " + repr(str(secret)) + "\ndef load(path):\n    return 0\n")
+    outputs = student.judged("load(where())\nimport tempfile\nload(tempfile.mkdtemp() + '/mine.pt')", {"where", "load"})
+    assert error_of(outputs) is None
+    puts = [r for r in student.requests if r["op"] in ("put", "fetch")]
+    assert puts and all("mine.pt" in str(r["path"]) for r in puts)  # never the path the student named
+    assert secret.read_bytes() == b"the grader's own file"
