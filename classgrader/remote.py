@@ -1,0 +1,294 @@
+"""The student's side of a test run in the grader (judge.py), as the grader sees it: a function
+or class of the student's is a Remote, called in their kernel; an object that is not data (a
+module, an optimizer, a generator) stays there and is a RemoteObject, asked about by its handle
+(answer_server.py). Inputs go as data; those the test built itself (a model, an optimizer over
+its parameters, a loader) go pickled, and what the student's function did to them comes back as
+data and is put into the test's own objects. The test's files are mirrored around each call
+(mirror.py)."""
+import builtins
+import io
+import os
+
+from autograder import trace
+
+from . import mirror
+
+JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
+
+
+def student_error(name: str, message: str) -> Exception:
+    """The student's exception, as the test would have seen it: a built-in exception by its own
+    class (a test may expect a ValueError); anything else as a RuntimeError of the same name."""
+    kind = getattr(builtins, name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
+        return kind(message)
+    return type(name, (RuntimeError,), {"__module__": "builtins"})(message)
+
+
+def returned(reply, what: str):
+    """The value a ("returned", value, ...) reply carries; the student's exception for a
+    ("raised", name, message) one."""
+    if not isinstance(reply, tuple) or not reply or reply[0] not in ("returned", "raised"):
+        raise RuntimeError(f"{what}: the notebook sent back no answer")
+    if reply[0] == "raised":
+        raise student_error(str(reply[1]), str(reply[2]))
+    return reply
+
+
+class Remote:
+    """A function or class of the student's, called in their kernel. `ask(request)` sends a
+    request there and returns the reply's data (raising KernelLost when the kernel is gone);
+    `handles` rebuilds what is not data as RemoteObject stand-ins (Judge.handle)."""
+
+    def __init__(self, name: str, ask, handles=None, target: dict | None = None):
+        self.__name__ = self.__qualname__ = name
+        self._ask, self._handles, self._target = ask, handles, target or {"name": name}
+
+    def __call__(self, *args, **kwargs):
+        files = mirror.test_files(_flat((args, kwargs)))
+        for path in files:
+            folder = os.path.isdir(path)
+            self._do({"op": "put", "path": path, "folder": folder, "data": None if folder else mirror.read_own(path)})
+            for name, data in mirror.own_folder(path):
+                self._do({"op": "put", "path": os.path.join(path, name), "data": data})
+        reply = returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs)}),
+                                            self._handles), f"{self.__name__}()")
+        for path in files:
+            mirror.take_file(path, self._do({"op": "fetch", "path": path}))
+        if len(reply) != 4:
+            raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
+        _, result, args_after, kwargs_after = reply
+        _write_back(list(args), args_after)
+        _write_back(dict(kwargs), kwargs_after)
+        return result
+
+    def _do(self, request: dict):
+        return returned(trace.materialize(self._ask(request)), f"{self.__name__}()")[1]
+
+    def __repr__(self):
+        return f"<function {self.__name__}>"
+
+
+class _BuiltHere(Exception):
+    """An input the test built itself (not data, not a stand-in)."""
+
+
+def _strictly_sent(value) -> dict:
+    if isinstance(value, RemoteObject):
+        return _sent(value)
+    raise _BuiltHere
+
+
+def _inputs(args, kwargs) -> dict:
+    """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
+    when the test built some itself (a model, an optimizer over its parameters, a loader), the
+    lot pickled, so the student's function gets real copies sharing what the originals share.
+    What cannot be pickled (a lambda, a hook) reaches the kernel by its type name only."""
+    try:
+        return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
+    except _BuiltHere:
+        pass
+    try:
+        if not any(isinstance(v, RemoteObject) for v in _flat((args, kwargs))):
+            return {"pickled": _pickled((list(args), dict(kwargs)))}
+    except Exception:  # not picklable: sent as below
+        pass
+    return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
+
+
+
+def _pickled(value) -> bytes:
+    """pickle.dumps, where a class or function the setup cells define here is named, to be
+    taken in the kernel from its own run of the same cells (answer_server.defined_in_notebook)."""
+    import pickle
+    import types
+    from . import answer_server
+
+    class NotebookPickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:
+                return answer_server.defined_in_notebook, (obj.__qualname__,)
+            return NotImplemented
+
+    buffer = io.BytesIO()
+    NotebookPickler(buffer, protocol=4).dump(value)
+    return buffer.getvalue()
+
+
+def _flat(value, depth=0):
+    """Every value in nested lists, tuples and dicts."""
+    yield value
+    if depth < 20 and isinstance(value, (list, tuple)) and not isinstance(value, RemoteObject):
+        for item in value:
+            yield from _flat(item, depth + 1)
+    elif depth < 20 and isinstance(value, dict):
+        for item in value.values():
+            yield from _flat(item, depth + 1)
+
+
+def _sent(value) -> dict:
+    """portable()'s `objects` on the grader's side: a stand-in goes back as its handle; any
+    other object as its type name (the kernel gets a stand-in that can do nothing)."""
+    if isinstance(value, RemoteObject):
+        return {"handle": object.__getattribute__(value, "_record")["handle"]}
+    kind = type(value)
+    return {"object": f"{kind.__module__}.{kind.__qualname__}", "callable": callable(value)}
+
+
+def torch_class(path: str) -> type | None:
+    """The torch class `path` (module.qualname) names, if torch has already loaded it; a name
+    the kernel sent never imports anything."""
+    import sys
+    parts = str(path).split(".")
+    if parts[0] != "torch":
+        return None
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            value = module
+            for name in parts[cut:]:  # by the namespaces themselves: no module __getattr__ runs
+                value = vars(value).get(name) if hasattr(value, "__dict__") else None
+            return value if isinstance(value, type) else None
+    return None
+
+
+class RemoteObject:
+    """An object of the student's kernel that is not data (a module, an optimizer, a
+    generator, a bound method): it stays there, and what a test does with it (an attribute,
+    a call, a loop over it, its length, an item, vars()) is asked for there, by its handle.
+    isinstance() sees the torch classes it derives from; type() names its own class."""
+    __slots__ = ("_record", "_ask", "_handles")
+
+    def _op(self, op: str, **details):
+        record = object.__getattribute__(self, "_record")
+        reply = trace.materialize(object.__getattribute__(self, "_ask")({"op": op, "handle": record["handle"], **details}),
+                                  object.__getattribute__(self, "_handles"))
+        return returned(reply, f"{type(self).__qualname__}")[1]
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # Python's own probes are answered here, never there
+        return self._op("getattr", attr=name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__qualname__}: the grader does not change objects in your notebook")
+
+    def __iter__(self):
+        return iter(self._op("iterate"))
+
+    def __len__(self):
+        return self._op("len")
+
+    def __bool__(self):
+        try:
+            return bool(self._op("len"))
+        except TypeError:
+            return True
+
+    def __getitem__(self, key):
+        return self._op("getitem", key=trace.portable(key, _sent))
+
+    @property
+    def __dict__(self):
+        return self._op("vars")
+
+    @property
+    def __class__(self):
+        return object.__getattribute__(self, "_claims")()
+
+    def _claims(self) -> type:
+        """The class isinstance() sees: the object's own, when torch's; else one named like it
+        that derives from the nearest torch class it does (RemoteObject when none)."""
+        record = object.__getattribute__(self, "_record")
+        own = torch_class(record["object"])
+        if own is not None:
+            return own
+        for base in record.get("bases", []):
+            found = torch_class(base)
+            if found is not None:
+                return _standing_for(record["object"], found)
+        return type(self)
+
+    def __repr__(self):
+        return f"<{type(self).__qualname__} object in your notebook>"
+
+
+class RemoteCallable(RemoteObject):
+    """A RemoteObject that can be called (a module, a bound method): the call is made there."""
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        record = object.__getattribute__(self, "_record")
+        call = Remote(type(self).__qualname__, object.__getattribute__(self, "_ask"),
+                      object.__getattribute__(self, "_handles"), {"handle": record["handle"]})
+        return call(*args, **kwargs)
+
+
+_classes = {}
+
+
+def _standing_for(path: str, base: type) -> type:
+    """A class named `path` deriving from `base`, made once; never instantiated."""
+    if (path, base) not in _classes:
+        module, _, name = str(path).rpartition(".")
+        _classes[(path, base)] = type(name or "object", (base,), {"__module__": module or "builtins", "__qualname__": name})
+    return _classes[(path, base)]
+
+
+def stand_in(record: dict, ask, handles) -> RemoteObject:
+    """A RemoteObject for a handle record, its type named after the object's own class."""
+    module, _, name = str(record.get("object", "object")).rpartition(".")
+    key = (module, name, bool(record.get("callable")))
+    if key not in _classes:
+        base = RemoteCallable if record.get("callable") else RemoteObject
+        _classes[key] = type(name or "object", (base,), {"__module__": module or "builtins",
+                                                                  "__qualname__": name or "object", "__slots__": ()})
+    stand_in = object.__new__(_classes[key])
+    object.__setattr__(stand_in, "_record", record)
+    object.__setattr__(stand_in, "_ask", ask)
+    object.__setattr__(stand_in, "_handles", handles)
+    return stand_in
+
+
+def _write_back(given, after) -> None:
+    """What the student's function did in place to its inputs, done to the test's own: a test
+    that checks an input was left alone sees it changed, a model trained in the kernel is
+    trained here."""
+    import torch
+    if isinstance(after, RemoteObject) and isinstance(given, (torch.nn.Module, torch.optim.Optimizer)) \
+            and not isinstance(given, RemoteObject):
+        _take_state(given, after._op("state"))
+    elif isinstance(given, torch.Tensor) and isinstance(after, torch.Tensor):
+        if given.shape == after.shape and given.dtype == after.dtype and given.device.type != "meta":
+            with torch.no_grad():
+                given.copy_(after.to(given.device))
+    elif isinstance(given, list) and isinstance(after, list) and len(given) == len(after):
+        for mine, theirs in zip(given, after):
+            _write_back(mine, theirs)
+        if all(not isinstance(v, (torch.Tensor, list, dict)) for v in given):
+            given[:] = after
+    elif isinstance(given, dict) and isinstance(after, dict):
+        for key in given:
+            if key in after:
+                _write_back(given[key], after[key])
+
+
+def _take_state(given, state) -> None:
+    """A module's or an optimizer's state, as answer_server.state_of sent it, put into the
+    test's own object (whose parameters stay the same objects, as the test holds them)."""
+    import torch
+    if isinstance(given, torch.optim.Optimizer):
+        given.load_state_dict(state)
+        return
+    parameters, buffers = dict(given.named_parameters()), dict(given.named_buffers())
+    with torch.no_grad():
+        for name, value, requires_grad, grad in state["parameters"]:
+            if name in parameters:
+                parameters[name].data = value
+                parameters[name].requires_grad_(bool(requires_grad))
+                parameters[name].grad = grad
+        for name, value in state["buffers"]:
+            if name in buffers:
+                buffers[name].data = value
+    for module, training in zip(given.modules(), state["training"]):
+        module.training = bool(training)

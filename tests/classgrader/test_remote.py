@@ -1,0 +1,115 @@
+"""remote: the student's functions and objects, and the test's own inputs, across the process boundary."""
+
+import torch
+
+from answering import SETUP, Student, error_of
+from classgrader import judge, remote
+
+
+# -- objects that stay in the student's kernel (judge.RemoteObject) ---------------------------
+MODULE_ANSWER = """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+MODULE_TEST = """
+from torch import nn
+model = Net([3, 4, 2])
+check_value(type(model).__name__, "Net", name="type", reveal=True)
+check_value(isinstance(model, nn.Module), True, name="a module")
+layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
+check_value([(m.in_features, m.out_features) for m in layers], [(3, 4), (4, 2)], name="layers", reveal=True)
+check_value(sorted(dict(model.named_parameters())), ["layers.0.bias", "layers.0.weight", "layers.1.bias", "layers.1.weight"], name="names", reveal=True)
+check_value(len(model.state_dict()), 5, name="state_dict", reveal=True)
+x = torch.randn(5, 3)
+expected = layers[1](layers[0](x))
+check_tensor(model.train()(x), expected, name="model(x)")
+check_tensor(model.calls, torch.tensor(1.0), name="its buffer, after one call")
+check_value("layers" in vars(model)["_modules"], True, name="vars")
+"""
+
+
+def test_a_students_module_stays_in_their_kernel_and_the_test_uses_it_there():
+    student = Student(MODULE_ANSWER)
+    assert error_of(student.judged(MODULE_TEST, {"Net"})) is None
+    assert {"getattr", "iterate", "len", "vars"} <= {r["op"] for r in student.requests}
+    sent = repr(student.requests)
+    assert "expected" not in sent and "reference" not in sent
+    model = student.handles.objects[0]  # the real module, in the student's namespace
+    assert type(model).__name__ == "Net" and int(model.calls) == 1
+
+
+def test_the_grader_changes_nothing_in_the_kernel_and_claims_only_torchs_classes():
+    student = Student(MODULE_ANSWER)
+    assert "does not change objects" in error_of(student.judged("Net([1, 1]).layers = None", {"Net"}))
+    # A class the kernel names is looked up only among torch's loaded classes, never imported.
+    assert remote.torch_class("torch.nn.modules.linear.Linear") is torch.nn.Linear
+    assert remote.torch_class("os.system") is None and remote.torch_class("torch.load") is None
+    assert remote.torch_class("torch.no_such_module.X") is None
+
+
+# -- objects the test builds itself, handed to the student's function -------------------------
+TRAIN_STEP = """
+from torch import nn
+def train_step(model, batch, optimizer):
+    model.train()
+    optimizer.zero_grad()
+    x, y = batch
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    model[0].weight.requires_grad_(False)  # freezes a layer, as fine-tuning does
+    model.eval()
+    return loss.item()
+"""
+TRAIN_STEP_TEST = """
+import copy
+from torch import nn
+model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+reference = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+for step in range(3):
+    batch = (torch.randn(8, 3), torch.randn(8, 1))
+    check_value(train_step(model, batch, optimizer), train_step_here(reference, batch, reference_optimizer),
+                rel_tol=1e-5, name=f"loss {step}")
+for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+    check_tensor(got.detach(), want.detach(), name=name)
+check_value(model[0].weight.requires_grad, False, name="requires_grad", reveal=True)
+check_value(model.training, False, name="training", reveal=True)
+check_tensor(optimizer.state[model[2].bias]["momentum_buffer"], reference_optimizer.state[reference[2].bias]["momentum_buffer"], name="momentum")
+"""
+
+
+def test_what_the_test_builds_goes_to_the_kernel_as_copies_and_comes_back_changed():
+    setup = SETUP + [TRAIN_STEP.replace("def train_step(", "def train_step_here(")]
+    student = Student(TRAIN_STEP)
+    assert error_of(judge.Judge(setup, {"train_step"}, student.ask).run(TRAIN_STEP_TEST)) is None
+    assert any("pickled" in request for request in student.requests)
+    assert {request["op"] for request in student.requests} >= {"call", "state"}
+
+
+def test_a_function_the_test_defines_is_sent_by_name_and_the_notebook_has_none():
+    student = Student("def apply(f, x):\n    return f(x)\n")
+    outputs = student.judged("check_tensor(apply(lambda v: v * 2, torch.ones(2)), torch.full((2,), 2.0))", {"apply"})
+    assert error_of(outputs) == "AttributeError: the notebook defines no <lambda>"
+    # What cannot be pickled at all reaches it by its type name only.
+    outputs = student.judged("import threading\napply(threading.Lock(), 1)", {"apply"})
+    assert error_of(outputs) == "TypeError: 'lock' object is not callable"
+
+
+def test_what_the_setup_cells_define_is_taken_from_the_notebooks_own_run_of_them():
+    setup = SETUP + ["import dataclasses\n@dataclasses.dataclass\nclass Config:\n    lr: float = 0.1"]
+    student = Student("import dataclasses\n@dataclasses.dataclass\nclass Config:\n    lr: float = 0.1\n"
+                      "def rate(config):\n    return config.lr * 2\n")
+    outputs = judge.Judge(setup, {"rate"}, student.ask).run("check_value(rate(Config(lr=0.25)), 0.5, name='rate')")
+    assert error_of(outputs) is None
