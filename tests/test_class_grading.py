@@ -23,7 +23,7 @@ from coursekit import live_processes, make_course, tool_env
 from scenarios.hostile_class import STUDENTS, expected_score
 
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
-CLASS_TIMEOUT = 6  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
+CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
 
 
 def classroom(course: Path, *args, timeout=900) -> subprocess.CompletedProcess:
