@@ -6,6 +6,7 @@ while it runs): never a path a student's function returned. Root opens nothing t
 and takes back bytes only; the test reads them as data (torch.load(weights_only=True))."""
 import contextlib
 import os
+import shutil
 import stat
 import tempfile
 
@@ -16,7 +17,8 @@ _made_by_test = []  # the folders the running test made (tempfile.mkdtemp), real
 def watching_mkdtemp():
     """While a test runs here, note each folder it makes with tempfile.mkdtemp (TemporaryDirectory
     too): only there are its files mirrored. A path that merely names some folder (one the
-    student's function returned, say) is never read or written by root."""
+    student's function returned, say) is never read or written by root. The folders go when the
+    test ends: what a kernel sent back into them never piles up in the grader's /tmp."""
     original = tempfile.mkdtemp
 
     def mkdtemp(*args, **kwargs):
@@ -28,6 +30,8 @@ def watching_mkdtemp():
         yield
     finally:
         tempfile.mkdtemp = original
+        for folder in _made_by_test:
+            shutil.rmtree(folder, ignore_errors=True)
         _made_by_test.clear()
 
 

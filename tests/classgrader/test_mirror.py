@@ -1,4 +1,5 @@
 """mirror: the test's own files around each call into the student's kernel."""
+import os
 
 import pytest
 
@@ -82,3 +83,13 @@ def test_only_folders_the_test_made_are_mirrored_never_a_path_the_student_names(
     puts = [r for r in student.requests if r["op"] in ("put", "fetch")]
     assert puts and all("mine.pt" in str(r["path"]) for r in puts)  # never the path the student named
     assert secret.read_bytes() == b"the grader's own file"
+
+
+def test_the_folders_a_test_made_go_when_it_ends():
+    student = Student("def save(path):\n    pass\n")
+    outputs = student.judged("import tempfile, pathlib\nfolder = tempfile.mkdtemp()\n"
+                             "pathlib.Path(folder, 'sent.pt').write_bytes(b'x')\nsave(folder + '/sent.pt')\n"
+                             "print(folder)", {"save"})
+    assert error_of(outputs) is None
+    folder = outputs[0].text.strip()
+    assert folder and not os.path.exists(folder)  # nothing a kernel sent back piles up in /tmp
