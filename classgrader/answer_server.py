@@ -11,23 +11,27 @@ written as JSON when it holds no tensor and no bytes (most questions: 2 us again
 and by torch.save otherwise; read as data only either way (dumps, loads).
 
 Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("missing",)}
-     "call" {"name" | "handle", "args", "kwargs"} -> ("returned", result, args after, kwargs after)
-                                                     | ("raised", exception type name, message)
+     "call" {"name" | "handle", "args", "kwargs", "grad", "inference", "rng"}
+           -> ("returned", result, args after, kwargs after, call number | None)
+            | ("raised", exception type name, message)
      "getattr" {"handle", "attr"}, "iterate", "len", "vars", "state" {"handle"},
      "getitem" {"handle", "key"}   -> ("returned", value) | ("raised", ...)
      "put" {"path", "data", "folder"} -> ("returned", None): a file or folder of the test's, here too
      "fetch" {"path"}              -> ("returned", what a call left there): see _file
+     "backward" {"call", "grads"}  -> ("returned", gradients of the call's inputs): a call whose
+                                      result requires grad is numbered (autograd_bridge.py)
 
-A call's inputs may come pickled ({"pickled": bytes of (args, kwargs)}) when the test built them
-itself (a model, an optimizer over its parameters, a loader): the grader wrote them, so loading
-them here is safe, and one pickle keeps what they share (the optimizer's parameters are the
-model's). The function gets copies; "state" hands back what it did to a module or an optimizer
+A call's inputs may come pickled ({"pickled": torch.save bytes of (args, kwargs)}) when the test
+built them itself (a model, an optimizer over its parameters, a loader) or some are views of
+others: the grader wrote them, so loading them here is safe, and one pickle keeps what they share
+(the optimizer's parameters are the model's, a view's storage its base's). The function gets copies; "state" hands back what it did to a module or an optimizer
 (values, gradients, requires_grad, training modes; the optimizer's state), as data.
 
 What is not data (a module, an optimizer, a generator, a bound method) is kept here, in a table
 that lives as long as the test's conversation, and sent as a handle: its number, type name, the
 torch classes it derives from and whether it can be called. The grader's stand-in for it
 (judge.RemoteObject) asks about it by number; a number this table never gave out is refused."""
+import contextlib
 import io
 import json
 import struct
@@ -35,6 +39,8 @@ import struct
 import torch
 
 from autograder import trace
+
+from . import autograd_bridge
 
 MAX_MESSAGE = 2000
 MAX_FRAME = 64 * 2**20
@@ -87,6 +93,7 @@ class Handles:
 
     def __init__(self):
         self.objects, self.numbers = [], {}
+        self.calls = autograd_bridge.Calls()  # calls whose results require grad, for "backward"
 
     def record(self, value) -> dict:
         """portable()'s `objects`: what the grader gets for a value that is not data."""
@@ -131,6 +138,18 @@ def defined_in_notebook(qualname: str):
     return value
 
 
+def function_from_code(code: bytes, name: str, used: dict, defaults, kwdefaults, closure):
+    """A function the test defined (a lambda it passes to the student's function), rebuilt from
+    what remote._by_code sent: its code runs here, on the values it names, as the test's would."""
+    import builtins
+    import marshal
+    import types
+    function = types.FunctionType(marshal.loads(code), {"__builtins__": builtins, **used}, str(name), defaults,
+                                  None if closure is None else tuple(types.CellType(value) for value in closure))
+    function.__kwdefaults__ = kwdefaults
+    return function
+
+
 def _call(namespace: dict, request: dict, handles: Handles):
     if "handle" in request:
         function = handles.find(request)
@@ -139,13 +158,31 @@ def _call(namespace: dict, request: dict, handles: Handles):
         if function is None:
             raise NameError(f"name '{request['name']}' is not defined")
     if "pickled" in request:  # written by the grader: see the module's docstring
-        import pickle
-        args, kwargs = pickle.loads(request["pickled"])
+        args, kwargs = torch.load(io.BytesIO(trace.bytes_of(request["pickled"])), weights_only=False)
     else:
         args = trace.materialize(request["args"], handles.find)
         kwargs = trace.materialize(request["kwargs"], handles.find)
-    result = function(*args, **kwargs)
-    return ("returned", result, args, kwargs)
+    inputs = autograd_bridge.prepare((args, kwargs))
+    with as_called(request):
+        result = function(*args, **kwargs)
+    return ("returned", result, args, kwargs, handles.calls.keep(inputs, result))
+
+
+@contextlib.contextmanager
+def as_called(request: dict):
+    """The caller's autograd mode and random state (remote.caller_state) for one call; this
+    process's own random state is back afterwards."""
+    import base64
+    saved = torch.get_rng_state()
+    try:
+        if isinstance(request.get("rng"), str):
+            state = bytearray(base64.b64decode(request["rng"], validate=True))
+            torch.set_rng_state(torch.frombuffer(state, dtype=torch.uint8))
+        with torch.inference_mode(bool(request.get("inference", False))), \
+                torch.set_grad_enabled(bool(request.get("grad", True))):
+            yield
+    finally:
+        torch.set_rng_state(saved)
 
 
 MAX_FILES = 100  # what one "fetch" of a folder sends back
@@ -182,6 +219,9 @@ def _about(request: dict, handles: Handles):
     """An op on a handle: what the grader's stand-in asks of the object it stands for."""
     if request["op"] in ("put", "fetch"):
         return _file(request)
+    if request["op"] == "backward":
+        grads = trace.materialize(request["grads"], handles.find)
+        return ("returned", handles.calls.backward(request["call"], grads if isinstance(grads, list) else []))
     target, op = handles.find(request), request["op"]
     if op == "getattr":
         return ("returned", getattr(target, str(request["attr"])))

@@ -50,6 +50,17 @@ PROCESS_SETTINGS = {"simplefilter", "filterwarnings", "strict_devices", "pretend
                     "use_deterministic_algorithms", "set_printoptions", "setrecursionlimit"}
 
 
+# Contexts a call carries to the student's kernel (remote.caller_state): autograd's mode. A
+# `with` of these alone may hold a call of the student's, and stays in a shadow.
+GRAD_CONTEXTS = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
+
+
+def _grad_context(node) -> bool:
+    """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...)."""
+    return all(isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr) in GRAD_CONTEXTS
+               and item.optional_vars is None for item in node.items)
+
+
 def _called_name(node: ast.Call) -> str | None:
     function = node.func
     return function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
@@ -59,7 +70,7 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
     """Why a test must run in the student's process, or None when it only looks at values: it
     compares identities, looks at storage, the graph or gradients, changes how code runs in its
     process, or calls one of the student's `answers` inside a `with` block (whose context would
-    stay in the grader's process)."""
+    stay in the grader's process; autograd's mode is carried to the call, see GRAD_CONTEXTS)."""
     try:
         tree = ast.parse(code)
     except SyntaxError as error:
@@ -75,7 +86,7 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
             sides = [node.left, *node.comparators]
             if not any(isinstance(side, ast.Constant) and side.value in (None, True, False) for side in sides):
                 return "it compares identities with `is`"
-        if isinstance(node, (ast.With, ast.AsyncWith)):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and not _grad_context(node):
             inside = {n.id for statement in node.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
             if inside & set(answers):
                 return f"it calls {sorted(inside & set(answers))[0]} inside a `with` block"
@@ -186,8 +197,8 @@ SHADOW_FAILED = "__course_shadow_failed__"
 class _Shadow(ast.NodeTransformer):
     """A test made to go on past what it cannot do here: each statement outside a function
     runs on its own (a failure is noted and the next one runs), `with` blocks run their bodies
-    without their context (one that changes how a process runs would change the grader's),
-    and calls that change how a process runs are left out."""
+    without their context (one that changes how a process runs would change the grader's; an
+    autograd mode stays, as calls carry it), and calls that change how a process runs are left out."""
 
     def _guarded(self, statement):
         return ast.Try(body=[statement], handlers=[ast.ExceptHandler(
@@ -198,14 +209,14 @@ class _Shadow(ast.NodeTransformer):
     def _statements(self, body):
         result = []
         for statement in body:
-            if isinstance(statement, (ast.With, ast.AsyncWith)):
+            if isinstance(statement, (ast.With, ast.AsyncWith)) and not _grad_context(statement):
                 result.extend(self._statements(statement.body))
                 continue
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 result.append(statement)  # a helper keeps raising as the test wrote it
                 continue
             if any(isinstance(node, ast.Call) and _called_name(node) in PROCESS_SETTINGS for node in ast.walk(statement)) \
-                    and not isinstance(statement, (ast.For, ast.While, ast.If, ast.Try)):
+                    and not isinstance(statement, (ast.For, ast.While, ast.If, ast.Try, ast.With, ast.AsyncWith)):
                 continue
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(statement, field, None), list) and getattr(statement, field):

@@ -6,12 +6,15 @@ its parameters, a loader) go pickled, and what the student's function did to the
 data and is put into the test's own objects. The test's files are mirrored around each call
 (mirror.py)."""
 import builtins
+import importlib
 import io
 import os
 
+import torch
+
 from autograder import trace
 
-from . import mirror
+from . import autograd_bridge, mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
 
@@ -51,15 +54,19 @@ class Remote:
             self._do({"op": "put", "path": path, "folder": folder, "data": None if folder else mirror.read_own(path)})
             for name, data in mirror.own_folder(path):
                 self._do({"op": "put", "path": os.path.join(path, name), "data": data})
-        reply = returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs)}),
+        leaves = [t for t in autograd_bridge.tensors_in((args, kwargs)) if t.requires_grad]
+        reply = returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs), **caller_state()}),
                                             self._handles), f"{self.__name__}()")
         for path in files:
             mirror.take_file(path, self._do({"op": "fetch", "path": path}))
-        if len(reply) != 4:
+        if len(reply) != 5:
             raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
-        _, result, args_after, kwargs_after = reply
+        _, result, args_after, kwargs_after, call = reply
         _write_back(list(args), args_after)
         _write_back(dict(kwargs), kwargs_after)
+        if call is not None and torch.is_grad_enabled():
+            result = autograd_bridge.attach(result, leaves, lambda grads: self._do({
+                "op": "backward", "call": call, "grads": trace.portable(grads, _sent)}))
         return result
 
     def _do(self, request: dict):
@@ -67,6 +74,16 @@ class Remote:
 
     def __repr__(self):
         return f"<function {self.__name__}>"
+
+
+def caller_state() -> dict:
+    """What of the caller's process a call carries, so that the student's function runs as if
+    called here: whether autograd records (a `with torch.no_grad()` around the call) and the
+    state of torch's random generator (the test seeds it for dropout masks and shuffles). The
+    state goes one way: what the function draws never changes the inputs the test makes next."""
+    import base64
+    return {"grad": torch.is_grad_enabled(), "inference": torch.is_inference_mode_enabled(),
+            "rng": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode()}
 
 
 class _BuiltHere(Exception):
@@ -81,38 +98,85 @@ def _strictly_sent(value) -> dict:
 
 def _inputs(args, kwargs) -> dict:
     """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
-    when the test built some itself (a model, an optimizer over its parameters, a loader), the
-    lot pickled, so the student's function gets real copies sharing what the originals share.
-    What cannot be pickled (a lambda, a hook) reaches the kernel by its type name only."""
+    when the test built some itself (a model, an optimizer over its parameters, a loader) or
+    some tensors are views of others, the lot pickled, so the student's function gets real
+    copies sharing what the originals share. What cannot be pickled (an object of the kernel's
+    among what the test built) reaches the kernel by its type name only."""
+    flat = list(_flat((args, kwargs)))
+    if not _views_among(flat):
+        try:
+            return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
+        except _BuiltHere:
+            pass
     try:
-        return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
-    except _BuiltHere:
-        pass
-    try:
-        if not any(isinstance(v, RemoteObject) for v in _flat((args, kwargs))):
+        if not any(isinstance(v, RemoteObject) for v in flat):
             return {"pickled": _pickled((list(args), dict(kwargs)))}
     except Exception:  # not picklable: sent as below
         pass
     return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
 
 
+def _views_among(values) -> bool:
+    """Whether a tensor among `values` is a view, or shares its storage with another: what
+    data sent one tensor at a time would lose (torch.save keeps it)."""
+    storages = []
+    for value in values:
+        if isinstance(value, torch.Tensor) and not isinstance(value, RemoteObject) and value.device.type != "meta":
+            if value._base is not None:
+                return True
+            if value.untyped_storage().nbytes():
+                storages.append(value.untyped_storage().data_ptr())
+    return len(set(storages)) < len(storages)
+
+
+TEST_FILE = "<test>"  # what the judge compiles a test's code as (a function the test defines)
+
 
 def _pickled(value) -> bytes:
-    """pickle.dumps, where a class or function the setup cells define here is named, to be
-    taken in the kernel from its own run of the same cells (answer_server.defined_in_notebook)."""
+    """torch.save's bytes (which keep the storage tensors share, views included), where a class
+    or function the setup cells define here is named, to be taken in the kernel from its own
+    run of the same cells (answer_server.defined_in_notebook), a function the test defines (a
+    lambda) goes as its code and the values it uses, a module by its name, a student's function
+    by its name in their notebook."""
     import pickle
     import types
     from . import answer_server
 
     class NotebookPickler(pickle.Pickler):
         def reducer_override(self, obj):
+            if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == TEST_FILE:
+                return answer_server.function_from_code, _by_code(obj)
             if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:
                 return answer_server.defined_in_notebook, (obj.__qualname__,)
+            if isinstance(obj, types.ModuleType):
+                return importlib.import_module, (obj.__name__,)
+            if isinstance(obj, Remote) and "name" in obj._target:
+                return answer_server.defined_in_notebook, (obj._target["name"],)
+            if isinstance(obj, RemoteObject):
+                raise pickle.PicklingError("an object of the kernel's")
             return NotImplemented
 
+    module = types.ModuleType("notebook_pickle")  # what torch.save takes as its pickle module
+    module.Pickler = NotebookPickler
     buffer = io.BytesIO()
-    NotebookPickler(buffer, protocol=4).dump(value)
+    torch.save(value, buffer, pickle_module=module, pickle_protocol=4)
     return buffer.getvalue()
+
+
+def _by_code(function) -> tuple:
+    """What answer_server.function_from_code rebuilds a test's function from: its compiled code,
+    name, the global values its code names, defaults and closure values."""
+    import marshal
+    code, names = function.__code__, set()
+    stack = [code]
+    while stack:  # the names of nested functions and comprehensions too
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, type(code)))
+    used = {name: function.__globals__[name] for name in sorted(names)
+            if name in function.__globals__ and name != "__builtins__"}
+    closure = tuple(cell.cell_contents for cell in function.__closure__) if function.__closure__ else None
+    return marshal.dumps(code), function.__name__, used, function.__defaults__, function.__kwdefaults__, closure
 
 
 def _flat(value, depth=0):
@@ -254,14 +318,15 @@ def _write_back(given, after) -> None:
     """What the student's function did in place to its inputs, done to the test's own: a test
     that checks an input was left alone sees it changed, a model trained in the kernel is
     trained here."""
-    import torch
     if isinstance(after, RemoteObject) and isinstance(given, (torch.nn.Module, torch.optim.Optimizer)) \
             and not isinstance(given, RemoteObject):
         _take_state(given, after._op("state"))
     elif isinstance(given, torch.Tensor) and isinstance(after, torch.Tensor):
         if given.shape == after.shape and given.dtype == after.dtype and given.device.type != "meta":
-            with torch.no_grad():
-                given.copy_(after.to(given.device))
+            after = after.to(given.device)
+            if not torch.equal(given.detach(), after.detach()):
+                with torch.no_grad():
+                    given.copy_(after)  # an expanded tensor (stride 0) never gets here: it cannot change
     elif isinstance(given, list) and isinstance(after, list) and len(given) == len(after):
         for mine, theirs in zip(given, after):
             _write_back(mine, theirs)
@@ -276,7 +341,6 @@ def _write_back(given, after) -> None:
 def _take_state(given, state) -> None:
     """A module's or an optimizer's state, as answer_server.state_of sent it, put into the
     test's own object (whose parameters stay the same objects, as the test holds them)."""
-    import torch
     if isinstance(given, torch.optim.Optimizer):
         given.load_state_dict(state)
         return

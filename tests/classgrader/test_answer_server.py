@@ -1,5 +1,7 @@
 """answer_server: the student's kernel answers the grader's questions with data only."""
 
+import base64
+
 import pytest
 import torch
 
@@ -20,9 +22,19 @@ def test_a_call_gets_inputs_as_data_and_hands_back_result_and_inputs_after():
         return t.sum()
     request = {"op": "call", "name": "scale_", "args": trace.portable([torch.ones(3), 2.0]),
                "kwargs": trace.portable({})}
-    kind, result, args_after, _ = answer_server.answer({"scale_": scale_}, request)
-    assert kind == "returned" and result.item() == 6.0
+    kind, result, args_after, _, call = answer_server.answer({"scale_": scale_}, request)
+    assert kind == "returned" and result.item() == 6.0 and call is None  # nothing requires grad: no graph kept
     assert torch.equal(args_after[0], torch.full((3,), 2.0))  # what it did in place comes back too
+
+
+def test_a_call_draws_from_the_callers_random_state_and_leaves_the_kernels_own_as_it_was():
+    caller = torch.Generator().manual_seed(9).get_state()
+    request = {"op": "call", "name": "draw", "args": trace.portable([]), "kwargs": trace.portable({}),
+               "grad": False, "rng": base64.b64encode(caller.numpy().tobytes()).decode()}
+    own = torch.get_rng_state()
+    _, (drawn, recording), *_ = answer_server.answer({"draw": lambda: (torch.rand(2), torch.is_grad_enabled())}, request)
+    assert torch.equal(drawn, torch.rand(2, generator=torch.Generator().manual_seed(9))) and recording is False
+    assert torch.equal(torch.get_rng_state(), own) and torch.is_grad_enabled()
 
 
 def test_whatever_the_function_raises_comes_back_as_a_name_and_a_message():

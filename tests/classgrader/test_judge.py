@@ -235,3 +235,13 @@ def test_a_shadow_starts_from_the_setup_cells_whichever_tests_ran_before():
     after, failed = grader.shadow("check_value(type(got).__name__, 'Tensor', name='got')")
     assert alone == after == [] and failed == ["NameError: name 'got' is not defined"]
 
+
+
+def test_a_shadow_keeps_autograds_mode_around_the_students_call():
+    student = Student("def recording(x):\n    return torch.is_grad_enabled()\n")
+    test = "with torch.no_grad():\n    check_value(recording(1), False, name='under no_grad', reveal=True)\n"
+    passed, failed = judge.Judge(SHADOW_SETUP, {"recording"}, student.ask).shadow(test)
+    assert failed == [] and [name for _, name in passed] == ["under no_grad"]
+    # A grad-mode block may hold the student's call in a test judged here too; other contexts may not.
+    assert judge.observes_process(test, frozenset({"recording"})) is None
+    assert "inside a `with` block" in judge.observes_process(test.replace("torch.no_grad()", "strict_devices()"), frozenset({"recording"}))

@@ -98,11 +98,8 @@ def test_what_the_test_builds_goes_to_the_kernel_as_copies_and_comes_back_change
     assert {request["op"] for request in student.requests} >= {"call", "state"}
 
 
-def test_a_function_the_test_defines_is_sent_by_name_and_the_notebook_has_none():
+def test_what_cannot_be_pickled_reaches_the_kernel_by_its_type_name_only():
     student = Student("def apply(f, x):\n    return f(x)\n")
-    outputs = student.judged("check_tensor(apply(lambda v: v * 2, torch.ones(2)), torch.full((2,), 2.0))", {"apply"})
-    assert error_of(outputs) == "AttributeError: the notebook defines no <lambda>"
-    # What cannot be pickled at all reaches it by its type name only.
     outputs = student.judged("import threading\napply(threading.Lock(), 1)", {"apply"})
     assert error_of(outputs) == "TypeError: 'lock' object is not callable"
 
@@ -113,3 +110,47 @@ def test_what_the_setup_cells_define_is_taken_from_the_notebooks_own_run_of_them
                       "def rate(config):\n    return config.lr * 2\n")
     outputs = judge.Judge(setup, {"rate"}, student.ask).run("check_value(rate(Config(lr=0.25)), 0.5, name='rate')")
     assert error_of(outputs) is None
+
+
+# -- what a call carries of the caller's process (remote.caller_state) -------------------------
+def test_a_call_runs_in_the_callers_autograd_mode_and_random_stream_and_gives_neither_back():
+    student = Student("def drawn(x):\n    return torch.is_grad_enabled(), torch.rand(3)\n")
+    test = """
+torch.manual_seed(5)
+with torch.no_grad():
+    recording, noise = drawn(1)
+check_value(recording, False, name="autograd's mode inside the call", reveal=True)
+check_tensor(noise, torch.manual_seed(5) and torch.rand(3), name="what the call drew: the test's own stream")
+torch.manual_seed(5)
+drawn(1)
+check_tensor(torch.rand(3), torch.manual_seed(5) and torch.rand(3), name="the test's stream after the call: untouched")
+check_value(drawn(1)[0], True, name="outside no_grad", reveal=True)
+"""
+    assert error_of(student.judged(test, {"drawn"})) is None
+
+
+def test_views_cross_as_views_of_one_storage_and_an_expanded_input_survives_the_call():
+    student = Student("def same_memory(a, b):\n    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()\n"
+                      "def total(t):\n    return t.sum()\n")
+    test = """
+t = torch.randn(3, 4)
+check_value(same_memory(t, t.T), True, name="t, t.T", reveal=True)
+check_value(same_memory(t[1:], t.detach()), True, name="t[1:], t.detach()", reveal=True)
+check_value(same_memory(t, t.clone()), False, name="t, t.clone()", reveal=True)
+check_tensor(total(t[None].expand(2, 3, 4)), 2 * t.sum(), name="an expanded input")
+"""
+    assert error_of(student.judged(test, {"same_memory", "total"})) is None
+
+
+def test_a_function_the_test_defines_reaches_the_students_function_as_code_with_the_values_it_names():
+    student = Student("def apply_twice(f, x):\n    return f(f(x))\n")
+    test = """
+import math
+shift = torch.tensor(2.0)
+def scaled_by(k):
+    return lambda v: k * v + shift * math.sqrt(4.0)   # a closure, a global tensor, a module
+check_tensor(apply_twice(scaled_by(3.0), torch.ones(2)), torch.full((2,), 3.0 * (3.0 + 4.0) + 4.0), name="through a closure")
+check_tensor(apply_twice(lambda v: v.flip(0), torch.arange(3.0)), torch.arange(3.0), name="a lambda")
+"""
+    assert error_of(student.judged(test, {"apply_twice"})) is None
+    assert sum("pickled" in request for request in student.requests) == 2
