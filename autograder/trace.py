@@ -110,10 +110,10 @@ def materialize(data, handles=None):
         if data["requires_grad"]:
             value.requires_grad_(True)
             if not data["is_leaf"]:
-                value = value * 1
+                value = value.clone()  # one step (not `* 1`: on meta, a scalar op loads torch._dynamo, ~1 s)
         return value
-    if "handle" in data and handles is not None:
-        return handles(data)
+    if ("handle" in data or "given" in data) and handles is not None:
+        return handles(data)  # an object the other side keeps, or one this side sent (classgrader)
     if "object" in data:
         return _opaque(data)
     if "numpy" in data:

@@ -102,25 +102,26 @@ class _InKernel(torch.autograd.Function):
                               for grad, leaf in zip(given or [None] * len(link["leaves"]), link["leaves"])])
 
 
-def attach(result, leaves: list, backward):
+def attach(result, leaves: list, backward, keep=()):
     """`result` (the kernel's answer, as data) with its tensors hanging from one node whose
     backward is `backward(grads of the outputs) -> grads of leaves` (a request to the kernel).
-    `leaves` are the call's inputs here that require grad, in tensors_in order."""
+    `leaves` are the call's inputs here that require grad, in tensors_in order; a tensor of
+    `keep` (one the test sent, returned as itself) stays itself."""
     outputs = list(tensors_in(result))
     link = {"outputs": outputs, "leaves": leaves, "backward": backward}
     anchor = torch.zeros((), requires_grad=True)  # so that a graph the kernel alone holds still gets one
     attached = iter(zip(outputs, _InKernel.apply(link, anchor, *leaves)))
-    return _replaced(result, attached)
+    return _replaced(result, attached, {id(t) for t in keep})
 
 
-def _replaced(value, attached, depth=0):
+def _replaced(value, attached, keep, depth=0):
     """`value` with each tensor the kernel computed by its graph (in tensors_in order) replaced
-    by its node's output; leaves and tensors without grad stay as they came."""
+    by its node's output; leaves, tensors without grad and those of `keep` stay as they came."""
     if type(value) in TENSORS:
         came, hanging = next(attached)
-        return hanging if _from_graph(came) else came
+        return hanging if _from_graph(came) and id(came) not in keep else came
     if depth < 20 and type(value) in (list, tuple):
-        return type(value)(_replaced(item, attached, depth + 1) for item in value)
+        return type(value)(_replaced(item, attached, keep, depth + 1) for item in value)
     if depth < 20 and type(value) is dict:
-        return {key: _replaced(item, attached, depth + 1) for key, item in value.items()}
+        return {key: _replaced(item, attached, keep, depth + 1) for key, item in value.items()}
     return value

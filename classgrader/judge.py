@@ -24,7 +24,7 @@ from nbformat.notebooknode import NotebookNode
 
 from autograder import trace
 
-from . import mirror
+from . import graph_replay, mirror, remote
 from .remote import JUDGE_MODULE, Remote, RemoteObject, stand_in
 
 
@@ -93,6 +93,18 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
     return None
 
 
+def looks_at_graphs(code: str) -> bool:
+    """Whether a test builds autograd graphs of its own (tensors it makes require grad) or walks
+    them: then the graphs of the tensors it computes travel with them to the student's kernel
+    (graph_replay). Other tests skip the noting, which costs a little on every operation."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Attribute) and node.attr in ("grad_fn", "next_functions", "requires_grad_"):
+            return True
+        if isinstance(node, ast.keyword) and node.arg == "requires_grad":
+            return True
+    return False
+
+
 def defined_names(code: str) -> set[str]:
     """The names an answer cell defines at its top level (functions, classes, assignments);
     imports are left out: a module is the course's, not an answer."""
@@ -127,6 +139,9 @@ class Judge:
             for code in setup:
                 exec(compile(code, "<setup>", "exec"), self.namespace)
         self.after_setup = dict(self.namespace)  # where each shadow starts
+        # The student's names the setup cells' own helpers call (a test's helper that runs their
+        # function): bound for every test, where those helpers look them up.
+        self.helpers_use = set().union(set(), *(used_names(code) for code in setup)) & set(answers)
 
     def handle(self, record: dict) -> RemoteObject:
         """The stand-in for an object the kernel keeps (the same handle, the same stand-in)."""
@@ -136,9 +151,10 @@ class Judge:
         return self.stand_ins[number]
 
     def _bind(self, code: str, namespace: dict) -> None:
-        """The student's names this test uses, as their kernel has them now."""
+        """The student's names this test and the setup cells' helpers use, as their kernel has
+        them now (in the test's namespace, and in the setup cells', where helpers look)."""
         self.stand_ins = {}  # handles are numbered afresh for each test's conversation
-        wanted = sorted(used_names(code) & self.answers)
+        wanted = sorted((used_names(code) | self.helpers_use) & self.answers)
         if not wanted:
             return
         found = trace.materialize(self.ask({"op": "names", "names": wanted}), self.handle)
@@ -150,6 +166,10 @@ class Judge:
                 namespace[name] = kind[1]
             else:
                 namespace.pop(name, None)  # a NameError, as in the kernel
+            if namespace is not self.namespace:
+                self.namespace.pop(name, None)
+                if name in namespace:
+                    self.namespace[name] = namespace[name]
 
     def _execute(self, code: str, shadow_failed=None) -> tuple[list, str]:
         """Run code here as a test: (its outputs as a notebook cell holds them, what it printed).
@@ -165,7 +185,8 @@ class Judge:
             with contextlib.redirect_stdout(printed), warnings.catch_warnings(), mirror.watching_mkdtemp():
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
                 self._bind(code, namespace)
-                exec(compile(code if shadow_failed is None else shadow_code(code), "<test>", "exec"), namespace)
+                with graph_replay.recording() if looks_at_graphs(code) else contextlib.nullcontext():
+                    exec(compile(code if shadow_failed is None else shadow_code(code), remote.TEST_FILE, "exec"), namespace)
         except KernelLost:
             raise
         except BaseException as error:  # the test failed: any exception, as nbgrader counts it

@@ -14,7 +14,7 @@ import torch
 
 from autograder import trace
 
-from . import autograd_bridge, mirror
+from . import autograd_bridge, graph_replay, mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
 
@@ -55,8 +55,17 @@ class Remote:
             for name, data in mirror.own_folder(path):
                 self._do({"op": "put", "path": os.path.join(path, name), "data": data})
         leaves = [t for t in autograd_bridge.tensors_in((args, kwargs)) if t.requires_grad]
-        reply = returned(trace.materialize(self._ask({"op": "call", **self._target, **_inputs(args, kwargs), **caller_state()}),
-                                            self._handles), f"{self.__name__}()")
+        sent = []  # the tensors a pickled call numbered (graph_replay.tagged)
+        request = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
+
+        def found(record):  # a handle, or one of the tensors sent, which the result is again
+            if "given" in record:
+                number = record["given"]
+                if type(number) is not int or not 0 <= number < len(sent):
+                    raise ValueError(f"no tensor was sent as {number!r}")
+                return sent[number]
+            return self._handles(record)
+        reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
         for path in files:
             mirror.take_file(path, self._do({"op": "fetch", "path": path}))
         if len(reply) != 5:
@@ -66,7 +75,7 @@ class Remote:
         _write_back(dict(kwargs), kwargs_after)
         if call is not None and torch.is_grad_enabled():
             result = autograd_bridge.attach(result, leaves, lambda grads: self._do({
-                "op": "backward", "call": call, "grads": trace.portable(grads, _sent)}))
+                "op": "backward", "call": call, "grads": trace.portable(grads, _sent)}), keep=sent)
         return result
 
     def _do(self, request: dict):
@@ -96,21 +105,21 @@ def _strictly_sent(value) -> dict:
     raise _BuiltHere
 
 
-def _inputs(args, kwargs) -> dict:
+def _inputs(args, kwargs, sent: list) -> dict:
     """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
-    when the test built some itself (a model, an optimizer over its parameters, a loader) or
-    some tensors are views of others, the lot pickled, so the student's function gets real
+    when the test built some itself (a model, an optimizer over its parameters, a loader), some
+    tensors are views of others or hang from a graph it recorded (graph_replay), the lot pickled, so the student's function gets real
     copies sharing what the originals share. What cannot be pickled (an object of the kernel's
     among what the test built) reaches the kernel by its type name only."""
     flat = list(_flat((args, kwargs)))
-    if not _views_among(flat):
+    if not _views_among(flat) and not graph_replay.has_recipe(flat):
         try:
             return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
         except _BuiltHere:
             pass
     try:
         if not any(isinstance(v, RemoteObject) for v in flat):
-            return {"pickled": _pickled((list(args), dict(kwargs)))}
+            return {"pickled": _pickled((list(args), dict(kwargs)), sent)}
     except Exception:  # not picklable: sent as below
         pass
     return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
@@ -132,18 +141,29 @@ def _views_among(values) -> bool:
 TEST_FILE = "<test>"  # what the judge compiles a test's code as (a function the test defines)
 
 
-def _pickled(value) -> bytes:
+def _pickled(value, sent: list | None = None) -> bytes:
     """torch.save's bytes (which keep the storage tensors share, views included), where a class
     or function the setup cells define here is named, to be taken in the kernel from its own
     run of the same cells (answer_server.defined_in_notebook), a function the test defines (a
     lambda) goes as its code and the values it uses, a module by its name, a student's function
-    by its name in their notebook."""
+    by its name in their notebook, a tensor the test computed with autograd as the operation
+    that computes it, any other tensor under a number, appended to `sent` (graph_replay)."""
     import pickle
     import types
     from . import answer_server
 
+    sent = [] if sent is None else sent
+    aliases = []
+
     class NotebookPickler(pickle.Pickler):
         def reducer_override(self, obj):
+            computed = graph_replay.recipe(obj)
+            if computed is not None:
+                return graph_replay.replay, computed
+            if type(obj) is torch.Tensor and not any(obj is alias for alias in aliases):
+                aliases.append(obj.detach())  # the same storage, pickled as torch.save does
+                sent.append(obj)
+                return graph_replay.tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
             if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == TEST_FILE:
                 return answer_server.function_from_code, _by_code(obj)
             if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:

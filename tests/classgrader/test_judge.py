@@ -245,3 +245,12 @@ def test_a_shadow_keeps_autograds_mode_around_the_students_call():
     # A grad-mode block may hold the student's call in a test judged here too; other contexts may not.
     assert judge.observes_process(test, frozenset({"recording"})) is None
     assert "inside a `with` block" in judge.observes_process(test.replace("torch.no_grad()", "strict_devices()"), frozenset({"recording"}))
+
+
+def test_a_setup_helper_that_calls_the_students_function_finds_it_in_tests_and_shadows_alike():
+    setup = SHADOW_SETUP + ["def twice(x):\n    return scaled(scaled(x, torch.eye(3)), torch.eye(3))"]
+    test = "check_tensor(twice(torch.ones(1, 3)), torch.full((1, 3), 4.0), name='twice')"
+    grader = judge.Judge(setup, {"scaled"}, Student(SCALED).ask)
+    assert error_of(grader.run(test)) is None
+    passed, failed = judge.Judge(setup, {"scaled"}, Student(SCALED).ask).shadow(test)
+    assert failed == [] and [name for _, name in passed] == ["twice"]

@@ -252,12 +252,12 @@ def evaluate(model, loader, loss_fn, device):
 """,
     }, loses={"q3_evaluate_tests"}, says=["Pitfall: model moved but batch not", "Device mismatch in aten."]),
     Scenario("run_model_not_moved", answers=run_answer(model="model = make_model()"),
-             loses={"q4_run_tests"}, says=["with meta as the device: Device mismatch in aten."]),
+             loses={"q4_run_safety_tests"}, says=["with meta as the device: Device mismatch in aten."]),
     Scenario("run_trains_nothing", answers=run_answer(
         optimizer="optimizer = torch.optim.Adam(make_model().to(device).parameters(), lr=0.01)"),
-        loses={"q4_run_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
+        loses={"q4_run_tests", "q4_run_safety_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
     Scenario("run_unsafe_load", answers=run_answer(load="map_location=device, weights_only=False"),
-             loses={"q4_run_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
+             loses={"q4_run_safety_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
     Scenario("column_predictions", answers={
         "q1_regressor_answer": '''
 class Regressor(nn.Module):
@@ -351,7 +351,7 @@ def run(folder, epochs, device, stop_after=None, make_model=make_regressor, trai
             break
     return history
 ''',
-    }, loses={"q4_run_tests"}, says=["Pitfall: optimiser state dropped"]),
+    }, loses={"q4_run_tests", "q4_run_safety_tests"}, says=["Pitfall: optimiser state dropped"]),
     Scenario("quiz_wrong", answers={"quiz_q1_answer": 'q1 = "b"\n'}, loses={"quiz_q1_tests"}),
 ]
 
