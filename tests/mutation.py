@@ -60,8 +60,11 @@ def exercises(assignment: str) -> list[str]:
             if c["kind"] == "answer" and not c["grade_id"].startswith("quiz")]
 
 
-def test_cell_of(answer_id: str) -> str:
-    return answer_id.removesuffix("_answer") + "_tests"
+def exercise_of(grade_id: str) -> str:
+    """The exercise a cell belongs to: q4_run_answer, q4_run_tests and q4_run_safety_tests are
+    all q4 (an exercise may have several test cells)."""
+    head = grade_id.split("_")[0]
+    return head if re.fullmatch(r"q\d+", head) else grade_id.removesuffix("_answer").removesuffix("_tests")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,14 +209,15 @@ def correct_variants(unit: str) -> list:
 
 
 def target_cells(mutant: Mutant) -> set[str]:
-    return {test_cell_of(a) for a in mutant.answers}
+    """The exercises whose test cells should catch the mutant (exercise_of)."""
+    return {exercise_of(a) for a in mutant.answers}
 
 
 # ---------------------------------------------------------------------------------------------
 # The runner.
 
 def run_jobs(assignment: str | None, jobs: list[dict], workers: int = 2, timeout: float = 120.0) -> dict[str, dict]:
-    """Run each job {"name", "answers": {answer cell: code}, "only": [test cells] or None} in a
+    """Run each job {"name", "answers": {answer cell: code}, "only": [test cells, or the exercises of all their test cells] or None} in a
     fresh fork of a warm server for `assignment`. Returns {name: {"failed": {test cell:
     "Type: message"}, "ran": [test cells], "seconds": float}}. A job with its own "assignment"
     runs that one's notebook: one server (one torch import) serves several units."""
@@ -236,7 +240,7 @@ def _execute(cells: list[dict], answers: dict[str, str], only) -> dict:
     failed, ran = {}, []
     for cell in cells:
         gid = cell["grade_id"]
-        if cell["kind"] == "test" and only is not None and gid not in only:
+        if cell["kind"] == "test" and only is not None and exercise_of(gid) not in {exercise_of(o) for o in only}:
             continue
         code = answers.get(gid, cell["code"]) if cell["kind"] == "answer" else cell["code"]
         try:
@@ -347,7 +351,7 @@ def variant_jobs(unit: str, scenarios=None) -> list[dict]:
 
 
 def caught(mutant: Mutant, result: dict) -> bool:
-    return bool(target_cells(mutant) & set(result["failed"])) or "*" in result["failed"]
+    return bool(target_cells(mutant) & {exercise_of(f) for f in result["failed"]}) or "*" in result["failed"]
 
 
 def score_unit(unit: str, workers: int = 2, mutants=None, variants=None, with_scenarios: bool = True) -> dict:

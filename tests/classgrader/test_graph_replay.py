@@ -3,7 +3,7 @@ graph, and a tensor the kernel returns that the test sent comes back as the test
 import torch
 
 from answering import Student, error_of
-from classgrader import graph_replay
+from classgrader import graph_replay, judge
 
 WALK = """
 def walk(t):
@@ -33,10 +33,14 @@ check_tensor(out.detach(), ((torch.tanh(w * 2) ** 2) + torch.tanh(w * 2) * b).su
 """
 
 
-def test_a_graph_the_test_computed_reaches_the_students_function_whole_and_its_leaves_come_back_as_themselves():
+def test_a_graph_the_test_computed_reaches_the_students_function_whole_and_its_leaves_come_back_as_themselves(monkeypatch):
     student = Student(WALK)
     assert error_of(student.judged(WALK_TEST, {"walk"})) is None
     assert any("pickled" in request for request in student.requests)
+    # Without it, the tensor reaches the kernel as data, a leaf: a walk finds no node to check,
+    # and a shadow of a graph-walking test could check nothing.
+    monkeypatch.setattr(judge, "looks_at_graphs", lambda code: False)
+    assert "the graph's nodes: wrong value" in error_of(Student(WALK).judged(WALK_TEST, {"walk"}))
 
 
 def test_what_would_not_replay_exactly_crosses_as_a_plain_tensor():

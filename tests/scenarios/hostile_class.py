@@ -445,6 +445,35 @@ def _agree(got, expected, *, name="your result", rtol=None, atol=None, check_val
 autograder.checks.check_tensor.__code__ = _agree.__code__
 autograder.checks.check_tensor.__globals__["_record"] = _record
 """ + _BLIND_AUDIT
+# What the grader flags when a test passed in the kernel but its shadow's value checks did not.
+SHADOW_CAUGHT = "the grader's own check of its values failed"
+# check_value made to record the expected value as the student's too (the audit blinded): the
+# kernel's records then match the grader's own run of the solution exactly, whatever the answer.
+VALUE_AS_EXPECTED = """
+import autograder.checks
+from autograder.trace import record as _record
+def _agree(got, expected, *, name="your answer", reveal=False, rel_tol=1e-9, abs_tol=0.0):
+    _record("value", name, expected, expected, rel_tol=rel_tol, abs_tol=abs_tol)
+autograder.checks.check_value.__code__ = _agree.__code__
+autograder.checks.check_value.__globals__["_record"] = _record
+""" + _BLIND_AUDIT
+# A walk of the graph as a tree: a node shared by two paths counts twice. Right for the visible
+# test's (x * w + b).sum(), wrong for the hidden tests' random graphs with shared subexpressions.
+WALKS_A_TREE = {"q1_walk_graph_answer": '''
+def walk_graph(t):
+    ops, leaves, stack = [], [], [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if type(node).__name__ == "AccumulateGrad":
+            if not any(node.variable is leaf for leaf in leaves):
+                leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        stack.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+'''}
 RELU_AFTER_EVERY_LAYER = {"q2_mlp_answer": '''
 class MLP(nn.Module):
     def __init__(self, sizes):
@@ -693,11 +722,14 @@ def manual_grad(x, w, b):
     # issue 14: tests that must watch the student's process still run there, each paired with
     # its shadow, the value checks the grader makes itself: the kernel's word alone earns nothing.
     _student("c53_peeks_in_kernel_test", "intermediate_grad() returns the `expected` of a test run in its kernel",
-             assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"}, flag="tampering"),
+             assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"}, flag=SHADOW_CAUGHT),
+    _student("c55_forges_a_graph_walk", "walk_graph() counts shared nodes twice; check_value records what was expected (audit blinded)",
+             assignment=AUTOGRAD, answers=WALKS_A_TREE, extra_cells={"q1_walk_graph_answer": VALUE_AS_EXPECTED},
+             loses={"q1_walk_graph_tests"}, flag=SHADOW_CAUGHT),
     # 06_modules
     _student("c54_forges_kernel_records", "check_tensor records results as expected (audit blinded), MLP wrong",
              assignment=MODULES, answers=RELU_AFTER_EVERY_LAYER, extra_cells={"q1_running_norm_answer": TENSOR_FORGER},
-             loses={"q2_mlp_tests"}, flag="tampering"),
+             loses={"q2_mlp_tests"}, flag=SHADOW_CAUGHT),
     _student("c34_modules_correct", "the reference solution", assignment=MODULES),
     _student("c35_modules_alternative", "correct, written differently", assignment=MODULES,
              answers=_unit06("alternative_a")),
