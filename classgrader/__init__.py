@@ -34,7 +34,11 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |       returns (answer_server.py, over a socket the worker listens on in the records
       |       area, answer_channel.py), and never sees the test
       |     - a test run in the kernel counts only if verify.py, in the worker, agrees with it
-      |       against the reference; otherwise it fails and is flagged
+      |       against the reference, and if its shadow (judge.py: its value checks, run in the
+      |       worker against the same kernel) passes what the solution's shadow passes; the
+      |       student's objects stay there as handles, the test's inputs cross pickled, graphs
+      |       whole (remote.py, graph_replay.py), gradients through the kernel
+      |       (autograd_bridge.py), files mirrored (mirror.py); otherwise it fails and is flagged
       |     -> resources["course_flags"]
       |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
       |     and the flags to progress.note_flags (same process)

@@ -107,9 +107,10 @@ def _strictly_sent(value) -> dict:
 
 def _inputs(args, kwargs, sent: list) -> dict:
     """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
-    when the test built some itself (a model, an optimizer over its parameters, a loader), some
-    tensors are views of others or hang from a graph it recorded (graph_replay), the lot pickled, so the student's function gets real
-    copies sharing what the originals share. What cannot be pickled (an object of the kernel's
+    when the test built some itself (a model, an optimizer over its parameters, a loader), or
+    some tensors are views of others or hang from a graph it recorded (graph_replay), the lot
+    pickled, so the student's function gets real copies sharing what the originals share (the
+    tensors pickled are appended to `sent`). What cannot be pickled (an object of the kernel's
     among what the test built) reaches the kernel by its type name only."""
     flat = list(_flat((args, kwargs)))
     if not _views_among(flat) and not graph_replay.has_recipe(flat):
@@ -121,7 +122,7 @@ def _inputs(args, kwargs, sent: list) -> dict:
         if not any(isinstance(v, RemoteObject) for v in flat):
             return {"pickled": _pickled((list(args), dict(kwargs)), sent)}
     except Exception:  # not picklable: sent as below
-        pass
+        del sent[:]
     return {"args": trace.portable(list(args), _sent), "kwargs": trace.portable(dict(kwargs), _sent)}
 
 
@@ -153,15 +154,16 @@ def _pickled(value, sent: list | None = None) -> bytes:
     from . import answer_server
 
     sent = [] if sent is None else sent
-    aliases = []
+    aliases, alias_ids = [], set()  # kept alive, so that their ids stay theirs
 
     class NotebookPickler(pickle.Pickler):
         def reducer_override(self, obj):
             computed = graph_replay.recipe(obj)
             if computed is not None:
                 return graph_replay.replay, computed
-            if type(obj) is torch.Tensor and not any(obj is alias for alias in aliases):
+            if type(obj) is torch.Tensor and id(obj) not in alias_ids:
                 aliases.append(obj.detach())  # the same storage, pickled as torch.save does
+                alias_ids.add(id(aliases[-1]))
                 sent.append(obj)
                 return graph_replay.tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
             if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == TEST_FILE:

@@ -401,15 +401,23 @@ import autograder, autograder.checks
 autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, abs_tol=0: None).__code__
 """ + _BLIND_AUDIT
 
-# Records its wrong answer as the expected one: the kernel's own records then agree with themselves.
-EXPECTED_FORGER = """
+
+
+def _check_value_recording(both: str) -> str:
+    """check_value made to record `both` ("got" or "expected") as the student's value and as the
+    expected one, with the audit blinded: the kernel's records then agree with themselves."""
+    return f"""
 import autograder.checks
 from autograder.trace import record as _record
 def _agree(got, expected, *, name="your answer", reveal=False, rel_tol=1e-9, abs_tol=0.0):
-    _record("value", name, got, got, rel_tol=rel_tol, abs_tol=abs_tol)
+    _record("value", name, {both}, {both}, rel_tol=rel_tol, abs_tol=abs_tol)
 autograder.checks.check_value.__code__ = _agree.__code__
 autograder.checks.check_value.__globals__["_record"] = _record
 """ + _BLIND_AUDIT
+
+
+# Records its wrong answer as the expected one.
+EXPECTED_FORGER = _check_value_recording("got")
 
 # Reads the expected value out of the test's frame: the test calls channel_means right after
 # computing `expected`. Nothing is patched, so no audit can see it; it only works where the test
@@ -447,16 +455,9 @@ autograder.checks.check_tensor.__globals__["_record"] = _record
 """ + _BLIND_AUDIT
 # What the grader flags when a test passed in the kernel but its shadow's value checks did not.
 SHADOW_CAUGHT = "the grader's own check of its values failed"
-# check_value made to record the expected value as the student's too (the audit blinded): the
-# kernel's records then match the grader's own run of the solution exactly, whatever the answer.
-VALUE_AS_EXPECTED = """
-import autograder.checks
-from autograder.trace import record as _record
-def _agree(got, expected, *, name="your answer", reveal=False, rel_tol=1e-9, abs_tol=0.0):
-    _record("value", name, expected, expected, rel_tol=rel_tol, abs_tol=abs_tol)
-autograder.checks.check_value.__code__ = _agree.__code__
-autograder.checks.check_value.__globals__["_record"] = _record
-""" + _BLIND_AUDIT
+# Records the expected value as its own: the kernel's records then match the grader's own run
+# of the solution exactly, whatever the answer.
+VALUE_AS_EXPECTED = _check_value_recording("expected")
 # A walk of the graph as a tree: a node shared by two paths counts twice. Right for the visible
 # test's (x * w + b).sum(), wrong for the hidden tests' random graphs with shared subexpressions.
 WALKS_A_TREE = {"q1_walk_graph_answer": '''
