@@ -112,7 +112,7 @@ def materialize(data, handles=None):
             if not data["is_leaf"]:
                 value = value.clone()  # one step (not `* 1`: on meta, a scalar op loads torch._dynamo, ~1 s)
         return value
-    if ("handle" in data or "given" in data) and handles is not None:
+    if ("handle" in data or "given" in data or "given_path" in data) and handles is not None:
         return handles(data)  # an object the other side keeps, or one this side sent (classgrader)
     if "object" in data:
         return _opaque(data)

@@ -98,7 +98,7 @@ class Handles:
     def record(self, value) -> dict:
         """portable()'s `objects`: what the grader gets for a value that is not data."""
         if type(value) is graph_replay.Given:
-            return {"given": value.number}
+            return {"given": value.number} if value.path is None else {"given_path": trace.portable(value.path)}
         if id(value) not in self.numbers:
             self.numbers[id(value)] = len(self.objects)
             self.objects.append(value)
@@ -165,7 +165,7 @@ def _call(namespace: dict, request: dict, handles: Handles):
     else:
         args = trace.materialize(request["args"], handles.find)
         kwargs = trace.materialize(request["kwargs"], handles.find)
-    given = {id(tensor): number for number, tensor in graph_replay.MET.items()}
+    given = graph_replay.given_objects(args, kwargs)
     inputs = autograd_bridge.prepare((args, kwargs))
     with as_called(request):
         result = function(*args, **kwargs)

@@ -58,12 +58,11 @@ class Remote:
         sent = []  # the tensors a pickled call numbered (graph_replay.tagged)
         request = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
 
-        def found(record):  # a handle, or one of the tensors sent, which the result is again
-            if "given" in record:
-                number = record["given"]
-                if type(number) is not int or not 0 <= number < len(sent):
-                    raise ValueError(f"no tensor was sent as {number!r}")
-                return sent[number]
+        def found(record):  # a handle, or an object the call was given, which the result is again
+            if "given" in record or "given_path" in record:
+                if "given_path" in record:
+                    record = {"given_path": trace.materialize(record["given_path"])}
+                return graph_replay.resolve(record, sent, args, kwargs)
             return self._handles(record)
         reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
         for path in files:
