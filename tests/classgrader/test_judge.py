@@ -80,13 +80,17 @@ def test_an_uncalled_method_keeps_its_hint_and_a_missing_name_is_a_name_error():
      "requires_grad": False, "is_leaf": True},                   # a size it never had the values of
     {"dtype": "load"},                                             # a torch function, not a dtype
     {"numpy": "load", "plain": "/etc/passwd"},                     # a NumPy function, not a scalar type
+    {"given": 3},                                                  # a tensor the grader never sent
+    {"given": True},
+    {"given_path": {"list": [{"plain": 0}, {"plain": 9}]}},        # no argument at that place
+    {"given_path": {"list": [{"plain": 0}, {"plain": 0}, {"plain": "__class__"}]}},  # nor inside one
 ])
 def test_a_forged_reply_is_refused_without_acting_on_it(forged):
     def ask(request):
-        return {"tuple": [{"plain": "returned"}, forged, {"list": []}, {"dict": []}]} \
+        return {"tuple": [{"plain": "returned"}, forged, {"list": []}, {"dict": []}, {"plain": None}]} \
             if request["op"] == "call" else {"dict": [[{"plain": "f"}, {"tuple": [{"plain": "callable"}]}]]}
-    outputs = judge.Judge(SETUP, {"f"}, ask).run("f()")
-    assert error_of(outputs).startswith("ValueError: not a") or "without values" in error_of(outputs)
+    outputs = judge.Judge(SETUP, {"f"}, ask).run("f('x')")
+    assert error_of(outputs).startswith(("ValueError: not a", "ValueError: no ")) or "without values" in error_of(outputs)
 
 
 def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
