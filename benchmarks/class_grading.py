@@ -8,7 +8,7 @@ The class is the scripted submissions of tests/scenarios/unitNN.py (honest and w
 so the scores differ between students), repeated --copies times. Checks that all three give
 every student the same score, then prints seconds per notebook and the ratios.
 
-    .venv/bin/python benchmarks/class_grading.py [--unit 01] [--copies 2] [--workers 2]
+    .venv/bin/python benchmarks/class_grading.py [--unit 01] [--copies 2] [--workers N]
 
 With --class N (say 200) it grades instead a class of N students of one unit in realistic shares
 (KINDS: solved, wrong in places, half done, blank, broken), and a class of N/4 to show the cost
@@ -247,10 +247,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--unit", default="01")
     parser.add_argument("--copies", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=None, help="default: ./course autograde's own")
     parser.add_argument("--class", dest="class_size", type=int, default=0, help="grade a class of this size instead")
     parser.add_argument("--stock-sample", type=int, default=20, help="with --class: how many stock nbgrader grades")
     args = parser.parse_args()
+    if args.workers is None:
+        from classgrader.classroom import default_workers
+        args.workers = default_workers()
     unit = importlib.import_module(f"scenarios.unit{args.unit}")
     if args.class_size:
         return scale_main(args, unit)

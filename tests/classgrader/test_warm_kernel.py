@@ -63,3 +63,38 @@ def test_a_dead_kernel_leaves_the_zygote_serving(zygote, tmp_path):
         run("import os; os._exit(3)", tmp_path)
     assert run("print(6 * 7)", tmp_path).strip() == "42"
     assert zygote.process.poll() is None
+
+
+class _Channel:
+    """A channel whose messages arrive as scripted: each get_msg returns the next one, or
+    raises Empty (nothing within the wait)."""
+
+    def __init__(self, script):
+        self.script, self.waits = script, []
+
+    async def get_msg(self, timeout=None):
+        from queue import Empty
+        self.waits.append(timeout)
+        item = self.script.pop(0)(self) if self.script else None
+        if item is None:
+            raise Empty
+        return item
+
+
+def test_an_idle_lost_to_a_late_subscription_costs_one_more_question_not_a_wait():
+    """ZeroMQ drops what a kernel publishes before the client's IOPub subscription joins: the
+    first kernel_info's "idle" never arrives. The client asks again at once and takes the
+    "idle" of either question (here the first one's, arriving late)."""
+    import asyncio
+
+    from classgrader.warm_kernel import WarmKernelClient
+    client = WarmKernelClient()
+    asked = []
+    client.kernel_info = lambda: asked.append(f"m{len(asked)}") or asked[-1]
+    client._handle_kernel_info_reply = lambda reply: None
+    reply = lambda channel: {"parent_header": {"msg_id": asked[-1]}, "msg_type": "kernel_info_reply", "content": {}}
+    late_idle = lambda channel: {"parent_header": {"msg_id": "m0"}, "msg_type": "status", "content": {"execution_state": "idle"}}
+    client._shell_channel, client._iopub_channel = _Channel([reply, reply]), _Channel([lambda c: None, late_idle])
+    asyncio.run(client.wait_for_ready(timeout=5))
+    assert asked == ["m0", "m1"]
+    assert max(client.iopub_channel.waits) <= 0.05  # never the 0.2 s jupyter_client waits there
