@@ -13,7 +13,7 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |  2. copy into runtime/grading/ID/shards/shard-K/       one kernel per request
       |  3. fork one worker per shard, each with a pipe back          ^
       v                                                                |  relay (kernel_relay.py):
-    grade worker (grade_worker.py), one per core                       |  one Unix socket per kernel
+    grade worker (grade_worker.py), one per core and one more          |  one Unix socket per kernel
       |  real `nbgrader autograde` over its shard                      |
       |  sanitize pass: flags.FindStructuralProblems                   |
       |     -> notebook metadata "course_flags" (nbgrader runs the     |
