@@ -22,10 +22,14 @@ Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("mis
                                       result requires grad is numbered (autograd_bridge.py)
 
 A call's inputs may come pickled ({"pickled": torch.save bytes of (args, kwargs)}) when the test
-built them itself (a model, an optimizer over its parameters, a loader) or some are views of
-others: the grader wrote them, so loading them here is safe, and one pickle keeps what they share
-(the optimizer's parameters are the model's, a view's storage its base's). The function gets copies; "state" hands back what it did to a module or an optimizer
-(values, gradients, requires_grad, training modes; the optimizer's state), as data.
+built them itself (a model, an optimizer over its parameters, a loader, a lambda) or some are
+views of others or hang from its graphs: the grader wrote them, so loading them here is safe,
+and one pickle keeps what they share (the optimizer's parameters are the model's, a view's
+storage its base's; graphs are computed again here, graph_replay.py). The function gets copies;
+"state" hands back what it did to a module or an optimizer (values, gradients, requires_grad,
+training modes; the optimizer's state), as data. A call runs in the caller's autograd mode and
+random state (as_called), and what it returns that it was given goes back as a reference to the
+grader's own object (graph_replay.Given).
 
 What is not data (a module, an optimizer, a generator, a bound method) is kept here, in a table
 that lives as long as the test's conversation, and sent as a handle: its number, type name, the
