@@ -37,8 +37,9 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |       against the reference, and if its shadow (judge.py: its value checks, run in the
       |       worker against the same kernel) passes what the solution's shadow passes; the
       |       student's objects stay there as handles, the test's inputs cross pickled, graphs
-      |       whole (remote.py, graph_replay.py), gradients through the kernel
-      |       (autograd_bridge.py), files mirrored (mirror.py); otherwise it fails and is flagged
+      |       whole (remote.py, graph_replay.py) and come back as themselves (identity.py),
+      |       gradients go through the kernel (autograd_bridge.py), files are mirrored
+      |       (mirror.py); otherwise it fails and is flagged
       |     -> resources["course_flags"]
       |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
       |     and the flags to progress.note_flags (same process)

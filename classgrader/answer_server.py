@@ -29,7 +29,7 @@ storage its base's; graphs are computed again here, graph_replay.py). The functi
 "state" hands back what it did to a module or an optimizer (values, gradients, requires_grad,
 training modes; the optimizer's state), as data. A call runs in the caller's autograd mode and
 random state (as_called), and what it returns that it was given goes back as a reference to the
-grader's own object (graph_replay.Given).
+grader's own object (identity.Given).
 
 What is not data (a module, an optimizer, a generator, a bound method) is kept here, in a table
 that lives as long as the test's conversation, and sent as a handle: its number, type name, the
@@ -44,7 +44,7 @@ import torch
 
 from autograder import trace
 
-from . import autograd_bridge, graph_replay
+from . import autograd_bridge, identity
 
 MAX_MESSAGE = 2000
 MAX_FRAME = 64 * 2**20
@@ -101,7 +101,7 @@ class Handles:
 
     def record(self, value) -> dict:
         """portable()'s `objects`: what the grader gets for a value that is not data."""
-        if type(value) is graph_replay.Given:
+        if type(value) is identity.Given:
             return {"given": value.number} if value.path is None else {"given_path": trace.portable(value.path)}
         if id(value) not in self.numbers:
             self.numbers[id(value)] = len(self.objects)
@@ -163,18 +163,18 @@ def _call(namespace: dict, request: dict, handles: Handles):
         function = namespace.get(request["name"])
         if function is None:
             raise NameError(f"name '{request['name']}' is not defined")
-    graph_replay.MET.clear()
+    identity.MET.clear()
     if "pickled" in request:  # written by the grader: see the module's docstring
         args, kwargs = torch.load(io.BytesIO(trace.bytes_of(request["pickled"])), weights_only=False)
     else:
         args = trace.materialize(request["args"], handles.find)
         kwargs = trace.materialize(request["kwargs"], handles.find)
-    given = graph_replay.given_objects(args, kwargs)
+    given = identity.given_objects(args, kwargs)
     inputs = autograd_bridge.prepare((args, kwargs))
     with as_called(request):
         result = function(*args, **kwargs)
     call = handles.calls.keep(inputs, result)
-    return ("returned", graph_replay.as_given(result, given), args, kwargs, call)
+    return ("returned", identity.as_given(result, given), args, kwargs, call)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ and files, cross over as remote.py and mirror.py say.
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import warnings
 import zlib
@@ -93,6 +94,7 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)  # every student meets the same tests: parse each once
 def looks_at_graphs(code: str) -> bool:
     """Whether a test builds autograd graphs of its own (tensors it makes require grad) or walks
     them: then the graphs of the tensors it computes travel with them to the student's kernel
@@ -119,8 +121,9 @@ def defined_names(code: str) -> set[str]:
     return names
 
 
-def used_names(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+@functools.lru_cache(maxsize=256)
+def used_names(code: str) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name))
 
 
 def seed_of(name: str) -> int:
@@ -186,7 +189,7 @@ class Judge:
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
                 self._bind(code, namespace)
                 with graph_replay.recording() if looks_at_graphs(code) else contextlib.nullcontext():
-                    exec(compile(code if shadow_failed is None else shadow_code(code), remote.TEST_FILE, "exec"), namespace)
+                    exec(compiled(code, shadow=shadow_failed is not None), namespace)
         except KernelLost:
             raise
         except BaseException as error:  # the test failed: any exception, as nbgrader counts it
@@ -251,6 +254,13 @@ class _Shadow(ast.NodeTransformer):
     def visit_Module(self, node):
         node.body = self._statements(node.body)
         return node
+
+
+@functools.lru_cache(maxsize=256)
+def compiled(code: str, shadow: bool = False):
+    """A test's code compiled as the judge runs it (as its shadow, given shadow), once for the
+    whole class: a code object runs the same in every namespace."""
+    return compile(shadow_code(code) if shadow else code, remote.TEST_FILE, "exec")
 
 
 def shadow_code(code: str):

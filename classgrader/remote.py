@@ -14,7 +14,7 @@ import torch
 
 from autograder import trace
 
-from . import autograd_bridge, graph_replay, mirror
+from . import autograd_bridge, graph_replay, identity, mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
 
@@ -55,14 +55,14 @@ class Remote:
             for name, data in mirror.own_folder(path):
                 self._do({"op": "put", "path": os.path.join(path, name), "data": data})
         leaves = [t for t in autograd_bridge.tensors_in((args, kwargs)) if t.requires_grad]
-        sent = []  # the tensors a pickled call numbered (graph_replay.tagged)
+        sent = []  # the tensors a pickled call numbered (identity.tagged)
         request = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
 
         def found(record):  # a handle, or an object the call was given, which the result is again
             if "given" in record or "given_path" in record:
                 if "given_path" in record:
                     record = {"given_path": trace.materialize(record["given_path"])}
-                return graph_replay.resolve(record, sent, args, kwargs)
+                return identity.resolve(record, sent, args, kwargs)
             return self._handles(record)
         reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
         for path in files:
@@ -147,7 +147,8 @@ def _pickled(value, sent: list | None = None) -> bytes:
     run of the same cells (answer_server.defined_in_notebook), a function the test defines (a
     lambda) goes as its code and the values it uses, a module by its name, a student's function
     by its name in their notebook, a tensor the test computed with autograd as the operation
-    that computes it, any other tensor under a number, appended to `sent` (graph_replay)."""
+    that computes it (graph_replay), any other tensor under a number, appended to `sent`
+    (identity)."""
     import pickle
     import types
     from . import answer_server
@@ -164,7 +165,7 @@ def _pickled(value, sent: list | None = None) -> bytes:
                 aliases.append(obj.detach())  # the same storage, pickled as torch.save does
                 alias_ids.add(id(aliases[-1]))
                 sent.append(obj)
-                return graph_replay.tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
+                return identity.tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
             if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == TEST_FILE:
                 return answer_server.function_from_code, _by_code(obj)
             if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:

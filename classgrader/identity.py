@@ -1,0 +1,76 @@
+"""The same objects on both sides of a call made in the student's kernel: what the student's
+function hands back that it was given comes back as the test's own object, not a copy, so a
+test's `is` means there what it means in one process. A tensor a pickled call sent goes under a
+number (tagged; a graph's leaves included, see graph_replay.py); any other object is found by its
+place in the call's arguments (nested lists, tuples and dicts). A function that returns the
+leaves it was given, or hands back a value untouched, returns the test's own.
+
+The kernel's side (MET, tagged, given_objects, as_given) runs in the grading kernel; resolve runs
+in the grader, and refuses a number or a place it never sent."""
+MET = {}  # the kernel's side: number -> the tensor this call's pickle rebuilt under it
+
+
+class Given:
+    """Stands, in a reply, for an object the grader sent: the tensor it numbered, or the object
+    at `path` in (args, kwargs)."""
+    __slots__ = ("number", "path")
+
+    def __init__(self, number: int | None = None, path: list | None = None):
+        self.number, self.path = number, path
+
+
+def tagged(number: int, alias, requires_grad: bool):
+    """The kernel's side of a tensor sent pickled (an alias of it: the same storage)."""
+    if requires_grad:
+        alias.requires_grad_(True)
+    MET[number] = alias
+    return alias
+
+
+MAX_OBJECTS = 100_000  # what one call's arguments are searched for
+
+
+def given_objects(args, kwargs) -> dict:
+    """The kernel's side, before a call: id -> (Given, the object, kept alive so its id stays its
+    own) for the tensors this call's pickle numbered and every object in its arguments."""
+    found = {id(tensor): (Given(number=number), tensor) for number, tensor in MET.items()}
+    stack = [([], [args, kwargs])]
+    while stack and len(found) < MAX_OBJECTS:
+        path, value = stack.pop()
+        if path and value is not None and type(value) is not bool:
+            found.setdefault(id(value), (Given(path=path), value))
+        if len(path) < 20 and type(value) in (list, tuple):
+            stack.extend((path + [index], item) for index, item in enumerate(value))
+        elif len(path) < 20 and type(value) is dict:
+            stack.extend((path + [key], item) for key, item in value.items())
+    return found
+
+
+def as_given(value, found: dict, depth=0):
+    """`value` with each object it holds (itself, or in nested lists, tuples and dicts) that the
+    call was given replaced by its Given (`found`: given_objects)."""
+    if id(value) in found and found[id(value)][1] is value:
+        return found[id(value)][0]
+    if depth < 20 and type(value) in (list, tuple):
+        return type(value)(as_given(item, found, depth + 1) for item in value)
+    if depth < 20 and type(value) is dict:
+        return {key: as_given(item, found, depth + 1) for key, item in value.items()}
+    return value
+
+
+def resolve(record: dict, sent: list, args, kwargs):
+    """The grader's side: the object a reply's Given stands for; ValueError if there is none."""
+    if "given" in record:
+        number = record["given"]
+        if type(number) is not int or not 0 <= number < len(sent):
+            raise ValueError(f"no tensor was sent as {number!r}")
+        return sent[number]
+    node = (args, kwargs)
+    try:
+        for key in record["given_path"]:
+            if type(node) not in (list, tuple, dict):
+                raise TypeError
+            node = node[key]
+    except (TypeError, KeyError, IndexError):
+        raise ValueError("no object was sent at that place") from None
+    return node
