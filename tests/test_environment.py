@@ -19,9 +19,9 @@ def pins(path) -> dict[str, str]:
 
 
 def test_every_requirement_is_an_exact_pin():
-    lines = [l for l in (ROOT / "requirements.txt").read_text().splitlines()
-             if l.strip() and not l.startswith("#")]
-    loose = [l for l in lines if not PIN.match(l)]
+    lines = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    loose = [line for line in lines if not PIN.match(line)]
     assert not loose, f"requirements.txt lines that are not exact pins: {loose}"
 
 

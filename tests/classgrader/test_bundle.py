@@ -30,7 +30,8 @@ def secret_lines() -> list[str]:
         for cell in read_notebook(path)["cells"]:
             text = source_text(cell)
             for block in SOLUTION_BLOCK.findall(text) + HIDDEN_BLOCK.findall(text):
-                lines += [l.strip() for l in block.splitlines() if len(l.strip()) >= 30 and squeeze(l) not in public]
+                lines += [line.strip() for line in block.splitlines()
+                          if len(line.strip()) >= 30 and squeeze(line) not in public]
     return lines
 
 

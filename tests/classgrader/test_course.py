@@ -1,7 +1,6 @@
 """course: the course nbgrader sees, loaded from a course folder's own nbgrader_config.py."""
-from coursekit import ROOT
-
 from classgrader.course import GRADER_PACKAGES, load_course
+from coursekit import ROOT
 
 
 def test_load_course_reads_the_folders_config():
