@@ -18,25 +18,22 @@ def covered(request):
 
 def pytest_configure(config):
     if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False  # LONGEST_FIRST's order, not xdist's
-    config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped where torch sees none")
-    config.addinivalue_line("markers", "says: only the end-to-end scenarios whose feedback must say something")
+        config.option.loadscopereorder = False  # the early marks' order, not xdist's
 
 
 # Under pytest-xdist, files are handed out in collection order (xdist's own reorder, by number
-# of tests, is switched off in pytest_configure: it put the files of one long test,
-# the hub's and the exchange's, at the very end, one worker running them while the other idled).
-# The longest files go first, the hostile class first of all so that its grading overlaps the
-# hub's round trip and, when its tests need the machine to themselves (below), the other
-# worker is in test_validate.py, which starts no sandboxed kernel.
-LONGEST_FIRST = ["tests/test_class_grading.py", "tests/hub/test_hub.py", "tests/test_autograde_e2e_a.py",
-                 "tests/autograder/test_validate.py", "tests/test_autograde_e2e_b.py",
-                 "tests/test_autograde_e2e_c.py", "tests/browser/test_browser.py", "tests/test_exchange_flow.py"]
+# of tests, is switched off in pytest_configure: it put the files of one long test, the hub's
+# and the exchange's, at the very end, one worker running them while the other idled). Files
+# marked `early(N)` go first, lowest N first: the hostile class first of all, so that its
+# grading overlaps the hub's round trip and, when its tests need the machine to themselves
+# (below), the other worker is in a file that starts no sandboxed kernel.
+def _early_rank(item) -> float:
+    mark = item.get_closest_marker("early")
+    return mark.args[0] if mark else float("inf")
 
 
 def pytest_collection_modifyitems(config, items):
-    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest as collected
+    items.sort(key=_early_rank)  # stable: the rest as collected
     needing = [item for item in items if item.get_closest_marker("cuda")]
     if needing:
         import torch  # only when a test asks: importing torch costs seconds per worker
@@ -45,19 +42,16 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
 
 
-# Under pytest-xdist (./course test) test files run two at a time. test_class_grading.py asserts
-# that no kernel process is left anywhere on the machine once its class is graded, so while its
-# tests run no other file may have sandboxed kernels alive: each of its tests holds an exclusive
-# lock, and each file that starts such kernels a shared one for its whole module (fixtures
-# included). Its own grading (the module fixture) may overlap theirs. One lock file per run.
-SANDBOXED_KERNELS = {"test_autograde_e2e_a.py", "test_autograde_e2e_b.py", "test_autograde_e2e_c.py",
-                     "test_exchange_flow.py", "test_browser.py", "test_classroom.py",
-                     "test_isolated_execute.py", "test_sandbox.py", "test_warm_kernel.py", "test_grade_worker.py",
-                     "test_hub.py"}  # the hub's sudo course-autograde grades in sandboxed kernels too
-EXCLUSIVE = {"test_class_grading.py"}
+# Under pytest-xdist (./course test) test files run two at a time. tests/test_class_grading.py
+# asserts that no kernel process is left anywhere on the machine once its class is graded, so
+# while its tests run no other file may have sandboxed kernels alive: each test of a file marked
+# `exclusive_kernels` holds an exclusive lock, and each file marked `kernels` a shared one for
+# its whole module (fixtures included). The exclusive file's own grading (its module fixture)
+# may overlap theirs. One lock file per run. A file that starts a sandboxed kernel without the
+# mark fails (kernel_watch), so none escapes the lock unseen.
 
 
-def _kernel_lock(request, tmp_path_factory, exclusive: bool):
+def _kernel_lock(tmp_path_factory, exclusive: bool):
     import fcntl
     folder = tmp_path_factory.getbasetemp().parent  # the run's workers share it
     handle = open(folder / "sandboxed-kernels.lock", "a")
@@ -70,23 +64,38 @@ def _kernel_lock(request, tmp_path_factory, exclusive: bool):
     return handle  # released when closed
 
 
+def _marked(request, name: str) -> bool:
+    return any(mark.name == name for mark in request.node.iter_markers())
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _kernels_running(request, tmp_path_factory):
-    if request.path.name not in SANDBOXED_KERNELS or not hasattr(request.config, "workerinput"):
-        yield  # not a kernel user, or not under xdist (one file at a time anyway)
+    if _marked(request, "exclusive_kernels"):
+        yield  # its tests take the lock alone (below); its own grading may overlap others'
         return
-    with _kernel_lock(request, tmp_path_factory, exclusive=False):
+    if _marked(request, "kernels"):
+        if not hasattr(request.config, "workerinput"):
+            yield  # not under xdist: one file at a time anyway
+            return
+        with _kernel_lock(tmp_path_factory, exclusive=False):
+            yield
+        return
+    from kernel_watch import KernelWatch
+    with KernelWatch() as watch:
         yield
+    if watch.seen:
+        pytest.fail(f"{request.path.name} started a sandboxed kernel ({watch.seen}) but is not marked: add "
+                    f"`pytestmark = pytest.mark.kernels` so it takes the machine-wide kernel lock", pytrace=False)
 
 
 @pytest.fixture(autouse=True)
 def _no_other_kernels(request, tmp_path_factory):
-    if request.path.name not in EXCLUSIVE or not hasattr(request.config, "workerinput"):
+    if not _marked(request, "exclusive_kernels") or not hasattr(request.config, "workerinput"):
         yield
         return
     if "graded" in request.fixturenames:  # its class is graded first, alongside whatever else runs
         request.getfixturevalue("graded")
-    with _kernel_lock(request, tmp_path_factory, exclusive=True):
+    with _kernel_lock(tmp_path_factory, exclusive=True):
         yield
 
 

@@ -22,6 +22,8 @@ from nbgrader.api import Gradebook
 from coursekit import live_processes, make_course, tool_env
 from scenarios.hostile_class import STUDENTS, expected_score
 
+pytestmark = [pytest.mark.exclusive_kernels, pytest.mark.early(1)]
+
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
 CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
 

@@ -9,7 +9,11 @@ import csv
 import re
 import shutil
 
+import pytest
+
 from coursekit import ROOT, build_submission, nbgrader, read_notebook, write_notebook
+
+pytestmark = [pytest.mark.kernels, pytest.mark.early(8)]
 
 ASSIGNMENT, NOTEBOOK = "01_tensors", "01_tensors.ipynb"
 STUDENTS = {"alice": {}, "bob": None}  # alice submits the reference answers, bob the untouched notebook

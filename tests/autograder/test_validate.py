@@ -17,6 +17,8 @@ from autograder.validate import CANNOT_SEE, Kernel, as_text, checklist, exercise
 from coursekit import ROOT, build_submission, source_text, write_notebook
 from scenarios import unit01
 
+pytestmark = pytest.mark.early(4)
+
 UNIT01 = ROOT / "source" / "01_tensors" / "01_tensors.ipynb"
 RELEASE01 = ROOT / "release" / "01_tensors" / "01_tensors.ipynb"
 EXERCISES = ["Q1 · Describe a tensor", "Q2 · Which property broke?", "Q3 · Fix a dtype bug",

@@ -4,8 +4,13 @@ import signal
 import subprocess
 import sys
 import time
+
+import pytest
+
 from classgrader.classroom import triage
 from coursekit import ROOT, build_submission, make_course, read_notebook, tool_env, write_notebook
+
+pytestmark = pytest.mark.kernels
 
 NOTEBOOK = "01_tensors.ipynb"
 

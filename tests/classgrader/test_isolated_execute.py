@@ -10,6 +10,8 @@ from traitlets.config import Config
 
 from classgrader import isolated_execute, sandbox
 
+pytestmark = pytest.mark.kernels
+
 
 def test_refuses_without_a_sandbox(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "unavailable_reason", lambda: "not running as root.")

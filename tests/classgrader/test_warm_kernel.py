@@ -13,6 +13,8 @@ from classgrader.isolated_execute import jail_spec
 from classgrader.kernel_zygote import Zygote
 from classgrader.warm_kernel import ZYGOTE_ENV, WarmKernelManager
 
+pytestmark = pytest.mark.kernels
+
 LEAVE_STATE = """
 import os, torch
 torch.left_behind = "state"
