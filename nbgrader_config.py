@@ -89,6 +89,7 @@ c.Autograde.autograde_preprocessors = [
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
+    "classgrader.outcomes.RecordOutcomes",  # what the class report reads, before SaveFlags takes the flags
     "classgrader.flags.SaveFlags",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
