@@ -4,9 +4,16 @@ enter() gives the process new mount, network and PID namespaces. It sees an allo
 machine: an empty root with read-only binds of the exposed paths (the Python environment, the
 check library), its work directory (the only writable place on disk: a size-limited tmpfs the
 grader made with make_workarea), a private /tmp and /dev/shm, a few devices and its own /proc.
+The machine's accelerator, if it has one, is there too: its device nodes under /dev and its
+driver's libraries where the host keeps them, read-only (accelerator.py finds them at run time).
 No network at all (it talks to the grader over Unix sockets in its work directory). It is PID 1
 of its namespace, so every process it starts ends with it. Then it sets resource limits and
-becomes an unprivileged user, so none of it can be undone. Linux only; the parent must be root."""
+becomes an unprivileged user, so none of it can be undone. Linux only; the parent must be root.
+
+Memory: what a kernel keeps resident is bounded by the memory cgroup its zygote put it in
+(cgroup.py); enter() checks the bound is there. A CUDA process reserves far more address space
+than it uses, so the address-space limit (RLIMIT_AS) applies only to a kernel given no
+accelerator, and always where no cgroup bounds it: then it gets no accelerator either."""
 import contextlib
 import ctypes
 import functools
@@ -19,6 +26,8 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass
+
+from . import accelerator, cgroup
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -44,7 +53,9 @@ _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 @dataclass(frozen=True)
 class Limits:
-    memory_bytes: int = 4 * 2**30   # RLIMIT_AS
+    memory_bytes: int = 4 * 2**30   # resident (its memory cgroup), and RLIMIT_AS where that applies
+    address_space: bool | None = None  # RLIMIT_AS: None, only without an accelerator; False, only
+                                       # where no cgroup bounds memory; True, always
     cpu_seconds: int = 600          # RLIMIT_CPU (soft; hard = soft + 5)
     processes: int = 512            # RLIMIT_NPROC (threads count on Linux)
     file_bytes: int = 64 * 2**20    # RLIMIT_FSIZE
@@ -61,6 +72,10 @@ class Jail:
     expose: tuple[str, ...] = ()  # the only other host paths it sees, read-only
     limits: Limits = Limits()
     user: str = "nobody"
+    # Host device nodes (each at its place under /dev) and driver libraries (at their own
+    # paths) to give the kernel; None: the machine's accelerator, found at run time.
+    devices: tuple[str, ...] | None = None
+    libraries: tuple[str, ...] | None = None
 
 
 class SandboxError(RuntimeError):
@@ -170,6 +185,11 @@ def enter(jail: Jail) -> None:
     with _step("check the work area"):
         if not is_workarea(workdir, jail.limits):
             raise OSError(f"{workdir} is not a {jail.limits.disk_bytes // 2**20} MiB work area (make_workarea)")
+    with _step("find the accelerator and the memory bound"):
+        bounded = memory_bounded(jail.limits)
+        devices, libraries = given_accelerator(jail) if bounded else ((), ())
+        libraries = [path for path in libraries if not _inside(path, exposed)]  # already there
+        address_space = address_space_limit(jail.limits, bounded, bool(devices))
 
     with _step("create new mount, network and PID namespaces"):
         _new_namespaces(CLONE_NEWPID)
@@ -178,6 +198,9 @@ def enter(jail: Jail) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     with _step("open the work directory and the exposed paths"):  # before /tmp is covered
         fds = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in [*exposed, workdir]}
+        device_fds = {accelerator.place_in_jail(path): _open_device(path) for path in devices}
+        links = {path: os.readlink(path) for path in libraries if os.path.islink(path)}
+        library_fds = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in libraries if path not in links}
     with _step("build an empty root"):
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=700")
         os.mkdir(NEW_ROOT)
@@ -185,6 +208,8 @@ def enter(jail: Jail) -> None:
     with _step("add devices, /tmp and /dev/shm"):
         for device in DEVICES:
             _bind_at(os.open(f"/dev/{device}", os.O_PATH | os.O_CLOEXEC), f"{NEW_ROOT}/dev/{device}")
+        for place, fd in device_fds.items():
+            _bind_at(fd, NEW_ROOT + place)
         for path, options in [("/tmp", f"size={jail.limits.tmp_bytes},mode=1777"), ("/dev/shm", "size=64m,mode=1777")]:
             os.makedirs(NEW_ROOT + path, exist_ok=True)
             _mount("tmpfs", NEW_ROOT + path, "tmpfs", MS_NOSUID | MS_NODEV, options)
@@ -195,6 +220,12 @@ def enter(jail: Jail) -> None:
     # Shallower first, so a path inside another exposed one (the venv inside the repo) is
     # bound on top of it, and one under /tmp on top of the private /tmp; the work directory
     # last, writable.
+    with _step("add the accelerator's driver libraries"):  # outside every exposed path
+        for path, target in links.items():
+            os.makedirs(os.path.dirname(NEW_ROOT + path), mode=0o755, exist_ok=True)
+            os.symlink(target, NEW_ROOT + path)
+        for path, fd in library_fds.items():
+            _bind_at(fd, NEW_ROOT + path)
     for path in sorted(exposed, key=lambda p: p.count("/")) + [workdir]:
         with _step(f"expose {path}"):
             _bind_at(fds.pop(path), NEW_ROOT + path)
@@ -226,7 +257,7 @@ def enter(jail: Jail) -> None:
     limits = jail.limits
     with _step("set resource limits"):
         for which, soft, hard in [
-                (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+                (resource.RLIMIT_AS, address_space, address_space),
                 (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5),
                 (resource.RLIMIT_NPROC, limits.processes, limits.processes),
                 (resource.RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes),
@@ -234,7 +265,7 @@ def enter(jail: Jail) -> None:
                 (resource.RLIMIT_CORE, 0, 0)]:
             _, ceiling = resource.getrlimit(which)
             if ceiling != resource.RLIM_INFINITY:  # root without CAP_SYS_RESOURCE cannot raise it
-                soft, hard = min(soft, ceiling), min(hard, ceiling)
+                soft, hard = (ceiling if v == resource.RLIM_INFINITY else min(v, ceiling) for v in (soft, hard))
             resource.setrlimit(which, (soft, hard))
 
     with _step(f"become the user {jail.user!r}"):
@@ -251,6 +282,40 @@ def enter(jail: Jail) -> None:
         os.environ.update(HOME=HOME, TMPDIR="/tmp", MPLCONFIGDIR=f"{HOME}/.config/matplotlib",
                           USER=jail.user, LOGNAME=jail.user)
         os.chdir(workdir)
+
+
+def memory_bounded(limits: Limits) -> bool:
+    """Is the calling process's resident memory bounded by a cgroup to limits.memory_bytes or less?"""
+    bound = cgroup.limit_of()
+    return bound is not None and bound <= limits.memory_bytes
+
+
+def given_accelerator(jail: Jail) -> tuple[list[str], list[str]]:
+    """(device nodes, driver libraries) the jail gives: its own, else the machine's."""
+    found, _ = accelerator.machine()
+    devices = found.devices if jail.devices is None else jail.devices
+    libraries = found.libraries if jail.libraries is None else jail.libraries
+    return list(devices), list(libraries)
+
+
+def address_space_limit(limits: Limits, bounded: bool, accelerated: bool) -> int:
+    """RLIMIT_AS for a kernel: limits.memory_bytes, or none (RLIM_INFINITY) for a kernel given an
+    accelerator whose memory a cgroup bounds, as limits.address_space says."""
+    if not bounded or limits.address_space or (limits.address_space is None and not accelerated):
+        return limits.memory_bytes
+    return resource.RLIM_INFINITY
+
+
+def _inside(path: str, folders) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def _open_device(path: str) -> int:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    if not stat.S_ISCHR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a character device")
+    return fd
 
 
 def _stand_in_for(child: int, reap: bool = False) -> None:

@@ -11,8 +11,10 @@ import json
 import os
 import pwd
 import re
+import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -421,3 +423,110 @@ def test_a_private_user_has_a_uid_of_its_own(tmp_path, make_jail, covered):
     assert report == {"ids": [int(user[1:])] * 2}
     assert Path(jail.workdir).stat().st_uid == int(user[1:])  # the work area is its own
     covered(f"a private uid ({user}) per kernel")
+
+
+def stand_in_accelerator(tmp_path) -> tuple[Path, Path]:
+    """A dev folder with stand-ins for a GPU's nodes (the kernel's zero and null devices under
+    nvidia0 and nvidiactl, so they work when reached), a node and a file that are not the
+    accelerator's, and a driver folder with a libcuda link chain: (dev folder, driver folder)."""
+    dev, driver = tmp_path / "dev", tmp_path / "driver"
+    dev.mkdir(), driver.mkdir()
+    os.mknod(dev / "nvidia0", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
+    os.mknod(dev / "nvidiactl", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(dev / "sda", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a node, but not the GPU's
+    for node in dev.iterdir():
+        node.chmod(0o666)  # as the driver makes its nodes (mknod's mode went through the umask)
+    (dev / "nvidia1").write_text("a file, not a device")
+    (driver / "libcuda.so.999.1").write_text("the driver")
+    (driver / "libcuda.so.1").symlink_to("libcuda.so.999.1")
+    (driver / "libcudart.so.12").write_text("the toolkit's, which comes with torch")
+    tmp_path.chmod(0o755)
+    return dev, driver
+
+
+def in_a_memory_group(limits: Limits):
+    """A cgroup bounding memory to limits.memory_bytes, and a before() that joins it."""
+    from classgrader import cgroup
+    group = cgroup.MemoryLimit.create(limits.memory_bytes, "test")
+    return group, lambda: group.add() or {}
+
+
+def looks_at_dev(driver: Path):
+    def inside():
+        with open("/dev/nvidia0", "rb") as node:
+            zeros = node.read(8)
+        library = driver / "libcuda.so.1"
+        return {"dev": sorted(os.listdir("/dev")), "reads": list(zeros),
+                "writes": attempt(lambda: write("/dev/nvidiactl")),
+                "library": library.read_text() if library.exists() else None,
+                "link": os.readlink(library) if library.is_symlink() else None,
+                "library write": attempt(lambda: write(driver / "libcuda.so.999.1")),
+                "toolkit seen": (driver / "libcudart.so.12").exists(),
+                "address space": resource.getrlimit(resource.RLIMIT_AS)[0]}
+    return inside
+
+
+def test_the_accelerators_devices_and_driver_and_nothing_else_of_dev(tmp_path, make_jail, monkeypatch, covered):
+    from classgrader import accelerator
+    dev, driver = stand_in_accelerator(tmp_path)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(driver))
+    devices, libraries = accelerator.device_nodes(str(dev)), accelerator.driver_libraries()
+    assert devices == [str(dev / "nvidia0"), str(dev / "nvidiactl")]
+    assert {str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1")} <= set(libraries)
+    assert not any("libcudart" in path for path in libraries)
+    with open(dev / "nvidia0", "rb") as node:
+        assert node.read(4) == bytes(4)  # the stand-in works outside
+    limits = Limits()
+    jail = make_jail(tmp_path, limits=limits)
+    jail = Jail(**{**jail.__dict__, "devices": tuple(devices), "libraries": tuple(libraries)})
+    group, join = in_a_memory_group(limits)
+    try:
+        _, report = run_sandboxed(jail, looks_at_dev(driver), before=join)
+    finally:
+        group.close()
+    assert report.get("dev") == sorted([*sandbox.DEVICES, "shm", "nvidia0", "nvidiactl"]), report
+    assert report["reads"] == [0] * 8 and report["writes"] == "ok", report  # the nodes work
+    assert (report["library"], report["link"]) == ("the driver", "libcuda.so.999.1"), report
+    assert report["library write"] == "EROFS" and not report["toolkit seen"], report
+    assert report["address space"] == resource.RLIM_INFINITY, report  # CUDA's reservations fit
+    covered("a kernel bounded by a memory cgroup sees the stand-in GPU's nodes (working) and its driver's "
+            "libcuda link chain read-only, nothing else of /dev but null/zero/full/random/urandom/shm, "
+            "and has no address-space limit")
+
+
+def test_without_a_memory_bound_the_accelerator_is_not_given(tmp_path, make_jail, covered):
+    """A CUDA kernel cannot live under RLIMIT_AS, and memory must stay bounded: a kernel no
+    cgroup bounds gets the address-space limit and none of the accelerator."""
+    from classgrader import accelerator
+    dev, driver = stand_in_accelerator(tmp_path)
+    jail = make_jail(tmp_path)
+    jail = Jail(**{**jail.__dict__, "devices": tuple(accelerator.device_nodes(str(dev))),
+                   "libraries": (str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1"))})
+    _, report = run_sandboxed(jail, lambda: {"dev": sorted(os.listdir("/dev")), "library": (driver / "libcuda.so.1").exists(),
+                                             "address space": resource.getrlimit(resource.RLIMIT_AS)[0]})
+    assert report == {"dev": sorted([*sandbox.DEVICES, "shm"]), "library": False,
+                      "address space": Limits().memory_bytes}, report
+    covered("a kernel no cgroup bounds gets RLIMIT_AS and no accelerator")
+
+
+def test_this_machines_own_accelerator_is_what_a_default_jail_gives(tmp_path, make_jail):
+    from classgrader import accelerator
+    found, reason = accelerator.machine()
+    group, join = in_a_memory_group(Limits())
+    try:
+        _, report = run_sandboxed(make_jail(tmp_path), lambda: {"dev": sorted(os.listdir("/dev"))}, before=join)
+    finally:
+        group.close()
+    places = [accelerator.place_in_jail(path).removeprefix("/dev/").split("/")[0] for path in found.devices]
+    assert report == {"dev": sorted({*sandbox.DEVICES, "shm", *places})}, (report, reason)
+
+
+def test_the_address_space_limit_applies_only_without_an_accelerator_or_a_memory_bound():
+    limit = sandbox.address_space_limit
+    memory = Limits().memory_bytes
+    assert limit(Limits(), bounded=True, accelerated=False) == memory
+    assert limit(Limits(), bounded=True, accelerated=True) == resource.RLIM_INFINITY
+    assert limit(Limits(), bounded=False, accelerated=True) == memory
+    assert limit(Limits(address_space=False), bounded=True, accelerated=False) == resource.RLIM_INFINITY
+    assert limit(Limits(address_space=False), bounded=False, accelerated=False) == memory
+    assert limit(Limits(address_space=True), bounded=True, accelerated=True) == memory
