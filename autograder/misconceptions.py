@@ -152,38 +152,38 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
 ]}
 
 
-# Where each misconception is taught: (lesson notebook, heading of its section), for the
-# instructor's class report (classgrader/report.py).
+# Where each misconception is taught: (lesson notebook, heading of its section, without the
+# section's number), for the instructor's class report (classgrader/report.py).
 LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "len-as-numel": ("01_tensors.ipynb", "How many elements?"),
     "size-not-called": ("01_tensors.ipynb", "Shape"),
-    "integer-truncation": ("01_tensors.ipynb", "6. Integer tensors truncate, silently"),
+    "integer-truncation": ("01_tensors.ipynb", "Integer tensors truncate, silently"),
     "precision-as-bug": ("01_tensors.ipynb", "Rounding is not a bug"),
     "to-not-assigned": ("02_devices.ipynb", "A tensor: `.to()` returns a new tensor"),
-    "batch-not-moved": ("02_devices.ipynb", "8. Moving a whole batch"),
-    "created-on-default-device": ("02_devices.ipynb", "5. Tensors made inside `forward` follow the input"),
-    "moved-leaf-no-grad": ("02_devices.ipynb", "6. A moved tensor is not a leaf"),
-    "column-vs-flat-loss": ("03_broadcasting_views.ipynb", "2. The loss that trains to nothing"),
-    "mutates-through-view": ("03_broadcasting_views.ipynb", "5. In-place changes through a view change the original"),
-    "reshape-always-copies": ("03_broadcasting_views.ipynb", "4. `reshape` may or may not copy"),
-    "accidental-broadcast": ("03_broadcasting_views.ipynb", "Right shape, wrong numbers"),
-    "non-leaf-grad": ("04_autograd.ipynb", "7. `.grad` of a non-leaf is `None`"),
-    "grad-accumulates": ("04_autograd.ipynb", "5. `.grad` accumulates until you zero it"),
-    "static-graph": ("04_autograd.ipynb", "4. A new graph on every forward pass"),
+    "batch-not-moved": ("02_devices.ipynb", "Moving a whole batch"),
+    "created-on-default-device": ("02_devices.ipynb", "Tensors made inside `forward` follow the input"),
+    "moved-leaf-no-grad": ("02_devices.ipynb", "A weight to train: create it on its device"),
+    "column-vs-flat-loss": ("03_broadcasting_views.ipynb", "The loss that trains to nothing"),
+    "mutates-through-view": ("03_broadcasting_views.ipynb", "In-place changes through a view change the original"),
+    "reshape-always-copies": ("03_broadcasting_views.ipynb", "`reshape` may or may not copy"),
+    "accidental-broadcast": ("03_broadcasting_views.ipynb", "Optional: right shape, wrong numbers"),
+    "non-leaf-grad": ("04_autograd.ipynb", "`.grad` of a non-leaf is `None`"),
+    "grad-accumulates": ("04_autograd.ipynb", "`.grad` accumulates until you zero it"),
+    "static-graph": ("04_autograd.ipynb", "A new graph on every forward pass"),
     "recording-by-value": ("04_autograd.ipynb", "Which operations are recorded"),
-    "missing-no-grad": ("05_no_grad.ipynb", "2. The evaluation loop that keeps every graph"),
-    "eval-as-no-grad": ("05_no_grad.ipynb", "5. `model.eval()` is a different switch"),
-    "running-loss-tensor": ("05_no_grad.ipynb", "7. `running += loss` in a training loop"),
+    "missing-no-grad": ("05_no_grad.ipynb", "The evaluation loop that keeps every graph"),
+    "eval-as-no-grad": ("05_no_grad.ipynb", "`model.eval()` is a different switch"),
+    "running-loss-tensor": ("05_no_grad.ipynb", "`running += loss` in a training loop"),
     "mode-not-restored": ("05_no_grad.ipynb", "The mode is state on the model"),
-    "bare-tensor-attribute": ("06_modules.ipynb", "6. A bare tensor attribute is neither moved nor saved"),
-    "python-list-of-layers": ("06_modules.ipynb", "4. `nn.ModuleList`, not a Python list"),
+    "bare-tensor-attribute": ("06_modules.ipynb", "A bare tensor attribute is neither moved nor saved"),
+    "python-list-of-layers": ("06_modules.ipynb", "`nn.ModuleList`, not a Python list"),
     "statistics-as-parameter": ("06_modules.ipynb", "Statistics as a Parameter: the optimiser changes them"),
-    "buffer-updated-in-eval": ("06_modules.ipynb", "8. `train()` and `eval()`"),
-    "saved-model-object": ("07_checkpoints.ipynb", "2. Save the `state_dict`, not the object"),
-    "optimizer-state-dropped": ("07_checkpoints.ipynb", "5. Resuming with and without the optimiser's state"),
-    "optimizer-on-old-parameters": ("07_checkpoints.ipynb", "3. Rebuild, load, then build the optimiser"),
-    "unsafe-load": ("07_checkpoints.ipynb", "9. A checkpoint from elsewhere is a program from elsewhere"),
-    "config-not-plain": ("07_checkpoints.ipynb", "6. Save the epoch and the configuration, as plain types"),
+    "buffer-updated-in-eval": ("06_modules.ipynb", "`train()` and `eval()`"),
+    "saved-model-object": ("07_checkpoints.ipynb", "Save the `state_dict`, not the object"),
+    "optimizer-state-dropped": ("07_checkpoints.ipynb", "Resuming with and without the optimiser's state"),
+    "optimizer-on-old-parameters": ("07_checkpoints.ipynb", "Rebuild, load, then build the optimiser"),
+    "unsafe-load": ("07_checkpoints.ipynb", "A checkpoint from elsewhere is a program from elsewhere"),
+    "config-not-plain": ("07_checkpoints.ipynb", "Save the epoch and the configuration, as plain types"),
 }
 
 
