@@ -95,6 +95,13 @@ def _show(value: float, dtype: torch.dtype) -> str:
 def _check_values(got, expected, name, rtol, atol) -> None:
     mine = got.detach().cpu()
     want = expected.detach().cpu()
+    if not isinstance(mine, torch.Tensor):
+        raise GradingError(f"{name}: wrong type. Expected a torch.Tensor, got {_type_name(mine)}.")
+    if tuple(mine.shape) != tuple(want.shape):
+        # The values compared are exactly the shape checked: a tensor of another shape could
+        # broadcast against the expected one so that no element differs (an empty one would).
+        raise GradingError(f"{name}: wrong shape. Expected {format_shape(want.shape)}, "
+                           f"got {format_shape(mine.shape)}.")
     inexact = want.dtype.is_floating_point or want.dtype.is_complex
     if inexact:
         default_rtol, default_atol = default_tolerances(expected.dtype)

@@ -287,12 +287,14 @@ def dumps(data) -> bytes:
 
 def loads(payload: bytes):
     """A frame's payload read back as data only (json, or torch.load(weights_only=True)):
-    whatever wrote it, reading runs nothing."""
+    whatever wrote it, reading runs nothing, and what it holds is bounded (bounds.py) before
+    anything walks it."""
+    from . import bounds
     kind, body = payload[:1], payload[1:]
     if kind == b"J":
-        return json.loads(body)
+        return bounds.check(json.loads(body))
     if kind == b"T":
-        return torch.load(io.BytesIO(body), weights_only=True)
+        return bounds.check(torch.load(io.BytesIO(body), weights_only=True))
     raise ValueError("not a frame of the answer channel")
 
 

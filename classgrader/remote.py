@@ -38,6 +38,9 @@ def returned(reply, what: str):
     return reply
 
 
+CALLS = [0]  # calls of the student's code so far, in this process: what may change an object there
+
+
 class Remote:
     """A function or class of the student's, called in their kernel. `ask(request)` sends a
     request there and returns the reply's data (raising KernelLost when the kernel is gone);
@@ -64,7 +67,11 @@ class Remote:
                     record = {"given_path": trace.materialize(record["given_path"])}
                 return identity.resolve(record, sent, args, kwargs)
             return self._handles(record)
-        reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
+        CALLS[0] += 1
+        try:
+            reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
+        finally:
+            CALLS[0] += 1
         for path in files:
             mirror.take_file(path, self._do({"op": "fetch", "path": path}))
         if len(reply) != 5:
@@ -78,6 +85,7 @@ class Remote:
         return result
 
     def _do(self, request: dict):
+        CALLS[0] += 1  # a backward, a file put or fetched: objects there may have changed
         return returned(trace.materialize(self._ask(request)), f"{self.__name__}()")[1]
 
     def __repr__(self):
@@ -238,12 +246,32 @@ def torch_class(path: str) -> type | None:
     return None
 
 
+# The torch classes a stand-in may claim to be: objects whose behaviour is Python code all the
+# way down (a module, an optimizer, a loader), so that a claim only ever leads Python code to ask
+# the stand-in's attributes. Never a tensor, a generator, a dtype or any class torch's C++ code
+# reads the memory of: a proxy that said it was a torch.Tensor would be read as one there (and
+# could crash the grader), and every one of its attributes would be the kernel's fresh word.
+CLAIMABLE_ROOTS = ("torch.nn.modules.module.Module", "torch.optim.optimizer.Optimizer",
+                   "torch.optim.lr_scheduler.LRScheduler", "torch.utils.data.dataset.Dataset",
+                   "torch.utils.data.dataloader.DataLoader", "torch.utils.data.sampler.Sampler")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not by C code
+
+
+def claimable(kind) -> bool:
+    """Whether a stand-in may claim `kind`: a class deriving from one of CLAIMABLE_ROOTS, with
+    no class made by C code anywhere in its MRO but `object`."""
+    if not isinstance(kind, type):
+        return False
+    roots = tuple(filter(None, map(torch_class, CLAIMABLE_ROOTS)))
+    return issubclass(kind, roots) and all(base is object or base.__flags__ & _HEAP_TYPE for base in kind.__mro__)
+
+
 class RemoteObject:
     """An object of the student's kernel that is not data (a module, an optimizer, a
     generator, a bound method): it stays there, and what a test does with it (an attribute,
     a call, a loop over it, its length, an item, vars()) is asked for there, by its handle.
     isinstance() sees the torch classes it derives from; type() names its own class."""
-    __slots__ = ("_record", "_ask", "_handles")
+    __slots__ = ("_record", "_ask", "_handles", "_read")
 
     def _op(self, op: str, **details):
         record = object.__getattribute__(self, "_record")
@@ -251,10 +279,27 @@ class RemoteObject:
                                   object.__getattribute__(self, "_handles"))
         return returned(reply, f"{type(self).__qualname__}")[1]
 
+    def _read_once(self, op: str, key=None):
+        """What the object says for `op` (an attribute, its length, its vars), asked once until
+        a call of the student's code could have changed it: two reads never disagree."""
+        read = object.__getattribute__(self, "_read")
+        if read.get("calls") != CALLS[0]:
+            read.clear()
+            read["calls"] = CALLS[0]
+        if (op, key) not in read:
+            try:
+                read[(op, key)] = ("value", self._op(op, **({"attr": key} if op == "getattr" else {})))
+            except Exception as error:
+                read[(op, key)] = ("error", error)
+        kind, value = read[(op, key)]
+        if kind == "error":
+            raise value
+        return value
+
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # Python's own probes are answered here, never there
-        return self._op("getattr", attr=name)
+        return self._read_once("getattr", name)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__qualname__}: the grader does not change objects in your notebook")
@@ -263,11 +308,11 @@ class RemoteObject:
         return iter(self._op("iterate"))
 
     def __len__(self):
-        return self._op("len")
+        return self._read_once("len")
 
     def __bool__(self):
         try:
-            return bool(self._op("len"))
+            return bool(self._read_once("len"))
         except TypeError:
             return True
 
@@ -276,22 +321,23 @@ class RemoteObject:
 
     @property
     def __dict__(self):
-        return self._op("vars")
+        return self._read_once("vars")
 
     @property
     def __class__(self):
         return object.__getattribute__(self, "_claims")()
 
     def _claims(self) -> type:
-        """The class isinstance() sees: the object's own, when torch's; else one named like it
-        that derives from the nearest torch class it does (RemoteObject when none)."""
+        """The class isinstance() sees: the object's own, when a torch class a stand-in may
+        claim (claimable); else one named like it that derives from the nearest such class it
+        does; else its own stand-in class, which no torch function takes for anything."""
         record = object.__getattribute__(self, "_record")
         own = torch_class(record["object"])
-        if own is not None:
+        if claimable(own):
             return own
         for base in record.get("bases", []):
             found = torch_class(base)
-            if found is not None:
+            if claimable(found):
                 return _standing_for(record["object"], found)
         return type(self)
 
@@ -333,6 +379,7 @@ def stand_in(record: dict, ask, handles) -> RemoteObject:
     object.__setattr__(stand_in, "_record", record)
     object.__setattr__(stand_in, "_ask", ask)
     object.__setattr__(stand_in, "_handles", handles)
+    object.__setattr__(stand_in, "_read", {})
     return stand_in
 
 

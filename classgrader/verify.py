@@ -10,6 +10,8 @@ import torch
 from autograder import checks, quiz, trace
 from autograder.checks import GradingError
 
+from . import bounds
+
 
 MAX_RECORD_BYTES = 64 * 2**20
 
@@ -29,8 +31,8 @@ def _read(path, dir_fd=None) -> list:
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
             raise ValueError(f"{os.path.basename(path)}: not a record file")
         if not path.endswith(".json"):
-            return torch.load(handle, weights_only=True)
-        records = json.load(handle)
+            return bounds.check(torch.load(handle, weights_only=True))
+        records = bounds.check(json.load(handle))
     if trace.needs_torch_save(records):  # never written as JSON: forged
         raise ValueError(f"{os.path.basename(path)}: tensor evidence in a file written without tensors")
     return records

@@ -57,6 +57,71 @@ def test_the_grader_changes_nothing_in_the_kernel_and_claims_only_torchs_classes
     assert remote.torch_class("torch.no_such_module.X") is None
 
 
+# -- a tensor that is not a tensor ----------------------------------------------------------------
+LYING_TENSOR = """
+class Shadowy(torch.Tensor):
+    def detach(self):  # what a comparison reads: empty, so that nothing differs
+        return torch.empty((0, *self.shape), dtype=self.dtype)
+
+def channel_means(img):
+    return torch.zeros(3).as_subclass(Shadowy)
+"""
+LYING_TENSOR_TEST = """
+got = channel_means(torch.ones(2, 2, 3))
+check_tensor(got, torch.tensor([1.0, 2.0, 3.0]), name="channel_means")
+"""
+
+
+def test_a_tensor_subclass_stays_a_handle_that_claims_no_class_and_no_torch_function_takes(monkeypatch):
+    student = Student(LYING_TENSOR)
+    assert error_of(student.judged(LYING_TENSOR_TEST, {"channel_means"})) == \
+        "GradingError: channel_means: wrong type. Expected a torch.Tensor, got Shadowy."
+    handle = student.handles.objects[0]
+    assert type(handle).__name__ == "Shadowy", "the kernel kept it: it is not data"
+    stand_in = judge.Judge(SETUP, {"channel_means"}, student.ask).handle(student.handles.record(handle))
+    assert not isinstance(stand_in, torch.Tensor) and not remote.claimable(torch.Tensor)
+    for function in (torch.allclose, torch.equal, torch.isclose):
+        try:  # before, torch's C++ parser took the stand-in for a tensor and read its memory (SIGSEGV)
+            function(stand_in, torch.zeros(3))
+            raise AssertionError(f"{function.__name__} took a stand-in")
+        except TypeError:
+            pass
+    # The route, as it worked when a stand-in claimed its torch bases: the claim holds, every
+    # reading is the kernel's, and the empty tensor broadcasts so that no element differs.
+    monkeypatch.setattr(remote, "claimable", lambda kind: isinstance(kind, type))
+    assert isinstance(stand_in, torch.Tensor) and tuple(stand_in.shape) == (3,)
+    empty = stand_in.detach()
+    assert empty.shape == (0, 3) and not (~torch.isclose(empty, torch.tensor([1.0, 2.0, 3.0]))).any()
+    monkeypatch.undo()
+    from autograder import checks
+    try:
+        checks._check_values(empty, torch.tensor([1.0, 2.0, 3.0]), "x", None, None)
+        raise AssertionError("an empty tensor compared as equal")
+    except checks.GradingError as error:
+        assert "wrong shape" in str(error)
+
+
+def test_two_reads_of_an_object_agree_until_the_students_code_runs_again():
+    student = Student(MODULE_ANSWER + """
+import itertools
+_counter = itertools.count()
+class Fickle(nn.Module):
+    @property
+    def size(self):
+        return next(_counter)  # a different answer at every reading
+    def forward(self, x):
+        return x
+""")
+    test = """
+model = Fickle()
+first, second = model.size, model.size
+check_value(first == second, True, name="two reads")
+model(torch.ones(1))
+check_value(model.size != first, True, name="a read after a call is asked afresh")
+"""
+    assert error_of(student.judged(test, {"Fickle"})) is None
+
+
 # -- objects the test builds itself, handed to the student's function -------------------------
 TRAIN_STEP = """
 from torch import nn
