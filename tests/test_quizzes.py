@@ -3,7 +3,9 @@ ignores the questions beats chance.
 
 Each quiz item is a pair of cells, quiz_qN_answer and quiz_qN_tests. The test cell is run here
 for real (visible and hidden checks, in a fresh namespace) with every letter as the answer, so
-what counts as right is what the grader would accept, not what a regex reads out of the cell."""
+what counts as right is what the grader would accept, not what a regex reads out of the cell.
+The options' text is read from the questions cell: the right one must not stand out by its length,
+nor be the only one that gives a reason."""
 import re
 import string
 
@@ -12,7 +14,10 @@ import pytest
 from coursekit import SOURCE_NOTEBOOKS, nbgrader_meta, read_notebook, source_text
 
 MAX_SHARE = 0.40          # no letter may be the answer to more than this share of all items
+MAX_LONGEST_KEY = 0.30    # the key may be the longest option in no more than this share of items
 TEST_ID = re.compile(r"^quiz_q(\d+)_tests$")
+QUESTION = re.compile(r"^\*\*q(\d+)\.\*\*(.*?)(?=^\*\*q\d+\.\*\*|\Z)", re.S | re.M)
+REASON = re.compile(r"[:;] ")  # "answer: because ..." or "answer; then ..."
 
 
 def quiz_items():
@@ -37,6 +42,16 @@ def quiz_items():
             items.append((path.parent.name, name, options, accepted, float(meta["points"]),
                           code))
     return items
+
+
+def option_texts(assignment: str, name: str, letters: str) -> dict[str, str]:
+    """The text of each option of item `name` in the assignment's questions cell; {} when the
+    item has no options of its own (they are rows of a table the questions share)."""
+    path = next(p for p in SOURCE_NOTEBOOKS if p.parent.name == assignment)
+    cells = {nbgrader_meta(c).get("grade_id"): source_text(c) for c in read_notebook(path)["cells"]}
+    question = next(m.group(2) for m in QUESTION.finditer(cells["quiz_questions"]) if f"q{m.group(1)}" == name)
+    return {letter: text.strip() for letter, text in
+            re.findall(rf"^\(([{letters}])\)[ \t]*(.*?)[ \t]*$", question, re.M)}
 
 
 ITEMS = quiz_items()
@@ -99,3 +114,35 @@ def test_guessing_at_random_scores_chance():
                    for _a, _n, options, accepted, points, _c in ITEMS)
     assert expected <= chance() + 1e-9
     assert chance() <= 0.26 * TOTAL, f"chance is {chance():.2f} of {TOTAL}: too few options per item"
+
+
+def worded_items():
+    """(assignment, item, key, {letter: text}) for every item whose options are its own."""
+    found = []
+    for assignment, name, options, accepted, _points, _code in ITEMS:
+        texts = option_texts(assignment, name, options)
+        if texts:
+            assert sorted(texts) == sorted(options), f"{assignment} {name}: options read {sorted(texts)}, not {options}"
+            found.append((assignment, name, accepted[0], texts))
+    return found
+
+
+def test_most_items_have_options_of_their_own():
+    """Guards the two tests below: they read the options of nearly every item."""
+    assert len(worded_items()) >= 0.8 * len(ITEMS)
+
+
+def test_the_key_is_rarely_the_longest_option():
+    longest = [f"{a} {n}" for a, n, key, texts in worded_items()
+               if all(len(texts[key]) > len(t) for letter, t in texts.items() if letter != key)]
+    items = worded_items()
+    assert len(longest) <= MAX_LONGEST_KEY * len(items), (
+        f"the key is the longest option in {len(longest)} of {len(items)} items: {longest}")
+
+
+def test_no_key_is_the_only_option_that_gives_a_reason():
+    """An option that explains itself ("...: because the lesson's rule says so") must not be the
+    key alone: a distractor of the item gives a reason too."""
+    alone = [f"{a} {n}" for a, n, key, texts in worded_items()
+             if REASON.search(texts[key]) and not any(REASON.search(t) for l, t in texts.items() if l != key)]
+    assert not alone, f"items where only the key gives a reason: {alone}"
