@@ -1,21 +1,23 @@
-"""Check an instructor command's arguments before nbgrader or torch loads (seconds each).
+"""The instructor's commands' checks, beyond their syntax (classgrader/cli.py parses that):
+each assignment id must be the course's, and what a command works on must be there already.
+A failed check raises BadArguments: one line on what is wrong and what to do.
 
-    python -P classgrader/arguments.py COMMAND [ARGS...]    (./course runs this first)
-
-Exits 0 when the command can go ahead; otherwise one line on what is wrong and what to do,
-exit 2, nothing changed. Standard library only."""
+Standard library only, loaded by path (classgrader/cli.py): importing the package's
+neighbours would load nbgrader."""
 import glob
 import importlib.util
 import os
 import sys
 
-# The shared helpers, loaded by path: `import autograder.arguments` would run the package's
-# __init__, which imports torch.
-_spec = importlib.util.spec_from_file_location(
-    "course_arguments", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                     "autograder", "arguments.py"))
-arguments = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(arguments)
+# The shared helpers, loaded by path (`import autograder.arguments` would run the package's
+# __init__, which imports torch), or as classgrader/cli.py loaded them.
+arguments = sys.modules.get("course_arguments")
+if arguments is None:
+    _spec = importlib.util.spec_from_file_location(
+        "course_arguments", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         "autograder", "arguments.py"))
+    arguments = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(arguments)
 BadArguments, check_assignment, folders = arguments.BadArguments, arguments.check_assignment, arguments.folders
 
 # As nbgrader_config.py sets them (tests/classgrader/test_arguments.py keeps them equal).
@@ -23,75 +25,51 @@ SOURCE, RELEASE = "source", "release"
 SUBMITTED, AUTOGRADED, FEEDBACK = (os.path.join("runtime", d) for d in ("submitted", "autograded", "feedback"))
 
 
-def known(command: str, args: list[str]) -> str:
-    return check_assignment(command, args, folders(SOURCE))
+def known(command: str, ids: list[str]) -> str:
+    """The first of `ids`, which must be one of the course's assignments."""
+    return check_assignment(command, ids, folders(SOURCE))
 
 
 def students_with(folder: str, assignment: str) -> list[str]:
     return glob.glob(os.path.join(folder, "*", assignment))
 
 
-def check_generate(args: list[str]) -> None:
-    for assignment in (a for a in args if not a.startswith("-")):
+def check_generate(ids: list[str]) -> None:
+    for assignment in ids:
         known("generate", [assignment])
 
 
-def check_autograde(args: list[str]) -> None:
-    known("autograde", args)  # at least one id, first
-    ids = []
-    for arg in args:
-        if arg.startswith("-"):
-            break
-        ids.append(known("autograde", [arg]))
-    rest = args[len(ids):]
-    if "--workers" in rest:
-        value = rest[rest.index("--workers") + 1] if rest.index("--workers") + 1 < len(rest) else ""
-        if not (value.isdigit() and int(value) > 0):
-            raise BadArguments(f"--workers needs a positive whole number, got '{value}'")
-    unknown = [a for i, a in enumerate(rest) if a not in ("--workers", "--force")
-               and not (i > 0 and rest[i - 1] == "--workers")]
-    if unknown:
-        raise BadArguments(f"autograde takes ID [ID ...] [--workers N] [--force], not {' '.join(unknown)}")
+def check_autograde(ids: list[str]) -> None:
+    known("autograde", ids)  # at least one
+    for assignment in ids:
+        known("autograde", [assignment])
     for assignment in ids:
         if not students_with(SUBMITTED, assignment):
             raise BadArguments(f"nobody has submitted {assignment} yet ({SUBMITTED}/*/{assignment}/ is empty); "
                                f"collect submissions from the exchange first: ./course collect {assignment}")
 
 
-def check_feedback(args: list[str]) -> None:
-    assignment = known("feedback", args)
+def check_feedback(ids: list[str]) -> None:
+    assignment = known("feedback", ids)
     if not students_with(AUTOGRADED, assignment):
         raise BadArguments(f"{assignment} has not been autograded yet; run ./course autograde {assignment} first")
 
 
-def check_return(args: list[str]) -> None:
-    assignment = known("return", args)
+def check_return(ids: list[str]) -> None:
+    assignment = known("return", ids)
     if not students_with(FEEDBACK, assignment):
         raise BadArguments(f"no feedback for {assignment} yet; run ./course feedback {assignment} first")
 
 
-def check_release(args: list[str]) -> None:
-    assignment = known("release", args)
+def check_release(ids: list[str]) -> None:
+    assignment = known("release", ids)
     if not os.path.isdir(os.path.join(RELEASE, assignment)):
         raise BadArguments(f"{RELEASE}/{assignment} does not exist; run ./course generate {assignment} first")
 
 
-def check_collect(args: list[str]) -> None:
-    assignment = known("collect", args)
+def check_collect(ids: list[str]) -> None:
+    assignment = known("collect", ids)
     inbound = glob.glob(os.path.join(arguments.EXCHANGE, "*", "inbound", f"*+{assignment}+*"))
     if not inbound:
         raise BadArguments(f"no submissions of {assignment} in the exchange yet; students submit with "
                            f"./course submit {assignment} (or the Assignment List's Submit)")
-
-
-INSTRUCTOR_CHECKS = {
-    "generate": check_generate,
-    "autograde": check_autograde,
-    "feedback": check_feedback,
-    "return": check_return,
-    "release": check_release,
-    "collect": check_collect,
-}
-
-if __name__ == "__main__":
-    sys.exit(arguments.run(INSTRUCTOR_CHECKS, sys.argv[1:]))

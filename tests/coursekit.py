@@ -178,7 +178,8 @@ ARGUMENT_NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor
 def argument_course(root: Path) -> Path:
     """The ./course script and its checks, a source/ and release/ of two assignments, a
     student's work/ and an instructor's runtime/ with one submission and no grades."""
-    for path in ("course", "autograder/arguments.py", "classgrader/arguments.py"):
+    for path in ("course", "classgrader/cli.py", "autograder/arguments.py", "classgrader/arguments.py",
+                 "classgrader/classroom.py"):  # (the pipeline's mark: what makes instructor commands exist)
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / path, root / path)
     for assignment in ("01_tensors", "02_devices"):
@@ -203,9 +204,9 @@ def run_course(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["./course", *args], cwd=root, capture_output=True, text=True, timeout=30)
 
 
-def imports_of_check(root: Path, script: str, command: str) -> list[str]:
-    """Which heavy modules running `script` (as ./course does) imports."""
-    probe = ("import runpy, sys; sys.argv = ['x', {!r}, 'README.md']\n"
+def imports_of_check(root: Path, script: str, *command: str) -> list[str]:
+    """Which heavy modules running `script COMMAND README.md` (as ./course does) imports."""
+    probe = ("import runpy, sys; sys.argv = ['x', *{!r}, 'README.md']\n"
              "try: runpy.run_path({!r}, run_name='__main__')\n"
              "except SystemExit: pass\n"
              "print(sorted(m for m in ('torch', 'nbgrader', 'nbformat', 'traitlets') if m in sys.modules))")

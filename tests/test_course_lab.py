@@ -41,8 +41,8 @@ def get(url: str) -> str:
 def lab_config(course, *args) -> tuple[dict, str]:
     """Start ./course lab ARGS, read its page config and where / leads, stop it."""
     port = free_port()
-    server = subprocess.Popen(["./course", "lab", *args, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-                               f"--IdentityProvider.token={TOKEN}"], cwd=course, stdout=subprocess.DEVNULL,
+    server = subprocess.Popen(["./course", "lab", *args, "--no-browser", "--port", str(port), "--ip", "127.0.0.1",
+                               "--", f"--IdentityProvider.token={TOKEN}"], cwd=course, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         for _ in range(240):

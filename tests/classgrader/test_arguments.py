@@ -1,6 +1,7 @@
 """classgrader/arguments.py: every bad input to an instructor's ./course command gets one line
 on what to do, exit code 2, and changes nothing, before torch, nbgrader or the environment is
-loaded (run for real through ./course in a copy of the course without a .venv)."""
+loaded (run for real through ./course in a copy of the course without a .venv; the syntax is
+classgrader/cli.py's, tests/classgrader/test_cli.py)."""
 import subprocess
 import sys
 
@@ -15,7 +16,8 @@ BAD = {  # arguments -> the exact line on stderr
     "autograde 01_tensors": "course: nobody has submitted 01_tensors yet (runtime/submitted/*/01_tensors/ is empty); "
                             "collect submissions from the exchange first: ./course collect 01_tensors",
     "autograde 02_devices --workers 0": "course: --workers needs a positive whole number, got '0'",
-    "autograde 02_devices --wrokers 2": "course: autograde takes ID [ID ...] [--workers N] [--force], not --wrokers 2",
+    "autograde 02_devices --wrokers 2": "course: autograde: unrecognized arguments: --wrokers 2; "
+                                        "usage: ./course autograde ID [ID ...] [--workers N] [--force]",
     "autograde 02_devices 01_tensor": "course: no assignment '01_tensor'; did you mean 01_tensors?",
     "generate 09_capstone": "course: no assignment '09_capstone'; the assignments are: 01_tensors, 02_devices",
     "feedback 02_devices": "course: 02_devices has not been autograded yet; run ./course autograde 02_devices first",
@@ -42,13 +44,13 @@ def test_good_arguments_pass_the_check(course):
     (course / "runtime" / "autograded" / "alice" / "02_devices").mkdir(parents=True)
     for args in ("autograde 02_devices --workers 2 --force", "generate 01_tensors 02_devices",
                  "feedback 02_devices", "release 01_tensors --force"):
-        done = subprocess.run([sys.executable, "-P", "classgrader/arguments.py", *args.split()], cwd=course,
+        done = subprocess.run([sys.executable, "-P", "classgrader/cli.py", "check", *args.split()], cwd=course,
                               capture_output=True, text=True, timeout=30)
-        assert (done.returncode, done.stderr) == (0, ""), f"{args}: {done.stderr}"
+        assert (done.returncode, done.stdout, done.stderr) == (0, "env\n", ""), f"{args}: {done.stderr}"
 
 
 def test_the_check_imports_neither_torch_nor_nbgrader(course):
-    assert imports_of_check(course, "classgrader/arguments.py", "autograde") == []
+    assert imports_of_check(course, "classgrader/cli.py", "check", "autograde") == []
 
 
 def test_folders_match_nbgrader_config():

@@ -1,0 +1,301 @@
+"""Every ./course command in one table: its arguments, checked before anything heavy loads,
+and what it runs.
+
+    python3 -P classgrader/cli.py check COMMAND [ARGS...]   exit 0 and "env" or "bare" on stdout
+                                                             (whether it needs .venv), or one line
+                                                             on stderr and exit 2
+    python3 -P classgrader/cli.py run COMMAND [ARGS...]     check again, then run it (exec)
+
+./course (bash) runs `check` with any Python 3.11, builds .venv when the command needs it, then
+`run` with .venv's Python. A bad argument gets one line on what is wrong and what to do, exit 2,
+nothing changed. Standard library only, and run as a file: importing the package's neighbours
+would load nbgrader. The hub's `course-autograde` runs `python -I -m classgrader.cli run autograde`.
+"""
+import argparse
+import importlib.util
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The student's checks (autograder/arguments.py), by path: importing the package imports torch.
+# classgrader/arguments.py finds it under the same name: one BadArguments for both.
+student = sys.modules["course_arguments"] = _load("course_arguments", os.path.join(REPO, "autograder", "arguments.py"))
+BadArguments = student.BadArguments
+
+
+def instructor():
+    """The instructor's checks; the student bundle has no grading pipeline, so no such commands."""
+    if not os.path.exists(os.path.join(HERE, "classroom.py")):
+        return None
+    return _load("course_instructor_arguments", os.path.join(HERE, "arguments.py"))
+
+
+@dataclass
+class Command:
+    usage: str             # after the command's name
+    what: str              # one line for ./course help
+    options: list = field(default_factory=list)   # (flags, argparse keywords)
+    env: bool = True       # needs .venv (the pinned environment) built first
+    role: str = ""         # "instructor" or "student" (its checks), "" for the course itself
+
+
+COMMANDS = {
+    "lab": Command("[--instructor] [--port N] [--ip IP] [--no-browser] [-- JUPYTER-LAB-ARGS]",
+                   "open the course in JupyterLab (a student's, or with nbgrader's instructor tools)",
+                   [("--instructor", {"action": "store_true"}), ("--port", {"type": int}), ("--ip", {}),
+                    ("--no-browser", {"action": "store_true"})]),
+    "test": Command("[PYTEST-ARGS]", "run every test (the arguments are pytest's own)"),
+    "setup": Command("", "only build .venv (uv, else pip; COURSE_INSTALLER=pip forces pip)"),
+    "generate": Command("[ID ...]", "make release/ from source/ (every assignment by default)",
+                        [("ids", {"nargs": "*"})], role="instructor"),
+    "autograde": Command("ID [ID ...] [--workers N] [--force]",
+                         "grade every submission of each ID (resumable)",
+                         [("ids", {"nargs": "*"}), ("--workers", {}), ("--force", {"action": "store_true"})],
+                         role="instructor"),
+    "feedback": Command("ID [--force]", "make the feedback students get back for ID",
+                        [("ids", {"nargs": "*"}), ("--force", {"action": "store_true"})], role="instructor"),
+    "export": Command("[--format nbgrader|canvas|moodle]", "write every grade to runtime/grades.csv",
+                      [("--format", {"choices": ["nbgrader", "canvas", "moodle"], "default": "nbgrader"})],
+                      role="instructor"),
+    "report": Command("ID [ID ...] [--all] [--below PERCENT]",
+                      "what the class got wrong, one page per assignment (runtime/reports/)",
+                      [("ids", {"nargs": "*"}), ("--all", {"action": "store_true"}), ("--below", {"type": float})],
+                      role="instructor"),
+    "release": Command("ID [--force]", "put release/ID in the exchange for students to fetch",
+                       [("ids", {"nargs": "*"}), ("--force", {"action": "store_true"})], role="instructor"),
+    "collect": Command("ID", "copy every submission of ID from the exchange to runtime/submitted",
+                       [("ids", {"nargs": "*"})], role="instructor"),
+    "return": Command("ID", "put each student's feedback for ID in the exchange",
+                      [("ids", {"nargs": "*"})], role="instructor"),
+    "bundle": Command("[OUT.zip]", "the student bundle, for courses without a hub",
+                      [("out", {"nargs": "?"})], role="instructor"),
+    "hub": Command("[--instructor NAME --students A,B,C ...]", "(root) run the class on a JupyterHub here "
+                   "(the options are hub/install.py's)", env=False),
+    "validate": Command("NOTEBOOK", "Validate's checklist of the visible checks (exit 1 unless all pass)",
+                        [("paths", {"nargs": "*"})], role="student"),
+    "fetch": Command("ID", "(student) fetch ID from the exchange into work/ID", [("ids", {"nargs": "*"})],
+                     role="student"),
+    "submit": Command("ID [--student NAME]", "(student) submit work/ID (--student: as another, on a "
+                      "machine several share)", [("ids", {"nargs": "*"}), ("--student", {})], role="student"),
+    "fetch-feedback": Command("ID", "(student) fetch your feedback for ID into work/ID/feedback",
+                              [("ids", {"nargs": "*"})], role="student"),
+    "help": Command("", "this list", env=False),
+}
+PASS_THROUGH = {"test", "hub"}  # their arguments are another program's own
+
+
+def help_text() -> str:
+    width = max(len(f"{name} {c.usage}") for name, c in COMMANDS.items() if len(c.usage) < 40)
+    lines = ["./course COMMAND [ARGS]: the course's one entry point (./course COMMAND -h: its arguments)", ""]
+    for name, c in COMMANDS.items():
+        head = f"{name} {c.usage}".strip()
+        lines.append(f"  {head:<{width}}  {c.what}" if len(head) <= width else f"  {head}\n  {'':<{width}}  {c.what}")
+    return "\n".join(lines)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, whose complaints are one line: what is wrong, then the command's usage."""
+
+    def error(self, message):
+        raise BadArguments(f"{self.prog.removeprefix('./course ')}: {message}; usage: {self.usage}")
+
+
+def parser_for(name: str) -> OneLineParser:
+    command = COMMANDS[name]
+    parser = OneLineParser(prog=f"./course {name}", usage=f"./course {name} {command.usage}".strip(),
+                           description=command.what, allow_abbrev=False)
+    for flags, keywords in command.options:
+        parser.add_argument(flags, **keywords)
+    return parser
+
+
+def parse(name: str, args: list[str]) -> argparse.Namespace:
+    """The arguments of ./course NAME, checked: BadArguments (one line) when they are wrong."""
+    if name not in COMMANDS:
+        raise BadArguments(f"unknown command '{name}' (try ./course help)")
+    if name in PASS_THROUGH:
+        return argparse.Namespace(rest=args)
+    rest = []
+    if name == "lab" and "--" in args:  # what follows goes to jupyter lab as it is
+        args, rest = args[:args.index("--")], args[args.index("--") + 1:]
+    parsed = parser_for(name).parse_args(args)
+    parsed.command, parsed.rest = name, rest
+    CHECKS.get(name, lambda _: None)(parsed)
+    return parsed
+
+
+# ---- what each command's values must be, beyond their syntax ----
+
+def _one_id(name: str, parsed) -> None:
+    if len(parsed.ids) > 1:
+        raise BadArguments(f"{name} takes one assignment id, not {len(parsed.ids)} ({' '.join(parsed.ids)})")
+
+
+def _instructor(check):
+    def checked(parsed):
+        checks = instructor()
+        if checks is None:
+            raise BadArguments(f"{parsed.command} is an instructor's command; this copy of the course is the "
+                               f"student bundle, which has no grading pipeline")
+        check(checks, parsed)
+    return checked
+
+
+def _check_autograde(checks, parsed) -> None:
+    if parsed.workers is not None and not (parsed.workers.isdigit() and int(parsed.workers) > 0):
+        raise BadArguments(f"--workers needs a positive whole number, got '{parsed.workers}'")
+    checks.check_autograde(parsed.ids)
+
+
+def _check_report(checks, parsed) -> None:
+    if parsed.all == bool(parsed.ids):
+        raise BadArguments("report needs assignment ids or --all, e.g. ./course report 01_tensors")
+    for assignment in parsed.ids:
+        checks.known("report", [assignment])
+
+
+CHECKS = {
+    "setup": lambda parsed: None,
+    "generate": _instructor(lambda checks, parsed: checks.check_generate(parsed.ids)),
+    "autograde": _instructor(_check_autograde),
+    "feedback": _instructor(lambda checks, parsed: (_one_id("feedback", parsed), checks.check_feedback(parsed.ids))),
+    "return": _instructor(lambda checks, parsed: (_one_id("return", parsed), checks.check_return(parsed.ids))),
+    "release": _instructor(lambda checks, parsed: (_one_id("release", parsed), checks.check_release(parsed.ids))),
+    "collect": _instructor(lambda checks, parsed: (_one_id("collect", parsed), checks.check_collect(parsed.ids))),
+    "report": _instructor(_check_report),
+    "export": _instructor(lambda checks, parsed: None),
+    "bundle": _instructor(lambda checks, parsed: None),
+    "validate": lambda parsed: student.check_validate(parsed.paths),
+    "submit": lambda parsed: (_one_id("submit", parsed), student.check_submit(parsed.ids)),
+    "fetch": lambda parsed: (_one_id("fetch", parsed), student.STUDENT_CHECKS["fetch"](parsed.ids)),
+    "fetch-feedback": lambda parsed: (_one_id("fetch-feedback", parsed),
+                                      student.STUDENT_CHECKS["fetch-feedback"](parsed.ids)),
+}
+
+
+# ---- what each command runs, once its arguments are right ----
+
+def python(*args: str) -> list[str]:
+    """This interpreter, isolated as it was started (the hub's root run is -I)."""
+    return [sys.executable, *(["-I"] if sys.flags.isolated else []), *args]
+
+
+def _flag(value, flag: str) -> list[str]:
+    return [flag] if value else []
+
+
+def _lab(parsed) -> list[str]:
+    # A student's lab has no instructor panels; --instructor gives them (lab/ROLE/). Students
+    # work in work/ID/, their own copy of each assignment (never overwritten), where the
+    # Assignment List's Fetch and ./course fetch also put it (Exchange.assignment_dir), so
+    # release/ stays exactly what generate_assignment made.
+    role = "instructor" if parsed.instructor else "student"
+    for assignment in student.folders(student.RELEASE):
+        if not os.path.exists(os.path.join(student.WORK, assignment)):
+            shutil.copytree(os.path.join(student.RELEASE, assignment), os.path.join(student.WORK, assignment))
+    here = os.getcwd()
+    config = os.path.join(here, "lab", role)
+    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [config, os.environ.get("JUPYTER_CONFIG_PATH")]))
+    return ["jupyter", "lab", f"--ServerApp.root_dir={here}", f"--LabApp.app_settings_dir={config}",
+            "--LabApp.default_url=/lab/tree/work", *(["--allow-root"] if os.geteuid() == 0 else []),
+            *([f"--port={parsed.port}"] if parsed.port else []), *([f"--ip={parsed.ip}"] if parsed.ip else []),
+            *_flag(parsed.no_browser, "--no-browser"), *parsed.rest]
+
+
+def _test(parsed) -> list[str]:
+    # Test files run in parallel, one worker per core (COURSE_TEST_WORKERS=0: none), each file
+    # whole in one worker: nbval runs a notebook's cells in order in one kernel, and a module's
+    # expensive fixture (a graded class, a JupyterLab) is made once.
+    workers = os.environ.get("COURSE_TEST_WORKERS", str(os.cpu_count() or 1))
+    parallel = workers != "0" and importlib.util.find_spec("xdist") is not None
+    return python("-m", "pytest", *(["-n", workers, "--dist", "loadfile"] if parallel else []), *parsed.rest)
+
+
+def _exchange(nbgrader_command: str):
+    def run(parsed) -> list[str]:
+        # A student's side of the exchange works in work/, their own folder.
+        os.makedirs(student.WORK, exist_ok=True)
+        return ["nbgrader", nbgrader_command, *parsed.ids, *(["--student", parsed.student] if getattr(
+            parsed, "student", None) else []), f"--Exchange.assignment_dir={os.path.abspath(student.WORK)}"]
+    return run
+
+
+def _export(parsed) -> list[str]:
+    if parsed.format == "nbgrader":
+        return ["nbgrader", "export"]
+    return python("-m", "classgrader.export", "--format", parsed.format)
+
+
+RUNS = {
+    "lab": _lab,
+    "test": _test,
+    "setup": lambda parsed: None,
+    "generate": lambda parsed: python("-m", "classgrader.generate", *parsed.ids),
+    # The whole class: triage, parallel sandboxed workers, progress, resumable (classroom.py).
+    "autograde": lambda parsed: python("-m", "classgrader.classroom", *parsed.ids,
+                                       *(["--workers", parsed.workers] if parsed.workers else []),
+                                       *_flag(parsed.force, "--force")),
+    "feedback": lambda parsed: ["nbgrader", "generate_feedback", *parsed.ids, *_flag(parsed.force, "--force")],
+    "export": _export,
+    "report": lambda parsed: python("-m", "classgrader.report", *parsed.ids, *_flag(parsed.all, "--all"),
+                                    *(["--below", str(parsed.below)] if parsed.below is not None else [])),
+    "release": lambda parsed: ["nbgrader", "release_assignment", *parsed.ids, *_flag(parsed.force, "--force")],
+    "collect": lambda parsed: ["nbgrader", "collect", *parsed.ids],
+    "return": lambda parsed: ["nbgrader", "release_feedback", *parsed.ids],
+    "bundle": lambda parsed: python("-m", "classgrader.bundle", *([parsed.out] if parsed.out else [])),
+    # A class on this machine (root): system users, JupyterHub, the shared exchange.
+    "hub": lambda parsed: python(os.path.join(REPO, "hub", "start.py"), *parsed.rest),
+    # Run as a file: importing the autograder package would import torch (seconds) for nothing.
+    "validate": lambda parsed: python("-P", os.path.join(REPO, "autograder", "validate.py"), *parsed.paths),
+    "fetch": _exchange("fetch_assignment"),
+    "submit": _exchange("submit"),
+    "fetch-feedback": _exchange("fetch_feedback"),
+    "help": lambda parsed: print(help_text()),
+}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] not in ("check", "run"):
+        print("usage: cli.py check|run COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    mode, name, args = argv[0], argv[1], argv[2:]
+    if name in ("-h", "--help"):
+        name = "help"
+    try:
+        asks_help = name in COMMANDS and name not in PASS_THROUGH and bool({"-h", "--help"} & set(args))
+        parsed = None if asks_help else parse(name, args)
+    except BadArguments as problem:
+        print(f"course: {problem}", file=sys.stderr)
+        return 2
+    if mode == "check":
+        # A command's own help needs nothing built.
+        print("env" if COMMANDS[name].env and parsed is not None else "bare")
+        return 0
+    if parsed is None:
+        parser_for(name).parse_args(args)  # prints the help, exits 0
+    command = RUNS[name](parsed)
+    if command is None:
+        return 0
+    sys.stdout.flush()
+    try:
+        os.execvp(command[0], command)
+    except OSError as error:
+        print(f"course: cannot run {shlex.join(command)}: {error.strerror}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

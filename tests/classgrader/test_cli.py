@@ -1,0 +1,112 @@
+"""cli: every ./course command is in one table, and each answers a bad argument in one line,
+exit 2, before anything heavy: run for real through ./course in a copy of the course that has
+no .venv (reaching the environment would build one, which the check below sees)."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from classgrader import cli
+from coursekit import ROOT, argument_course, refused_in_one_line, run_course
+
+USAGE = {name: f"usage: ./course {name} {command.usage}".rstrip() for name, command in cli.COMMANDS.items()}
+BAD = {  # one bad call of every command whose arguments are the course's own -> its line on stderr
+    "lab": ("lab --bogus", f"course: lab: unrecognized arguments: --bogus; {USAGE['lab']}"),
+    "setup": ("setup now", f"course: setup: unrecognized arguments: now; {USAGE['setup']}"),
+    "help": ("help me", f"course: help: unrecognized arguments: me; {USAGE['help']}"),
+    "generate": ("generate 01_tensors 03_nope", "course: no assignment '03_nope'; the assignments are: "
+                                                "01_tensors, 02_devices"),
+    "autograde": ("autograde 02_devices --workers", f"course: autograde: argument --workers: expected one argument; "
+                                                    f"{USAGE['autograde']}"),
+    "feedback": ("feedback 01_tensors 02_devices", "course: feedback takes one assignment id, not 2 "
+                                                   "(01_tensors 02_devices)"),
+    "export": ("export --format excel", "course: export: argument --format: invalid choice: 'excel' (choose from "
+                                        f"'nbgrader', 'canvas', 'moodle'); {USAGE['export']}"),
+    "report": ("report", "course: report needs assignment ids or --all, e.g. ./course report 01_tensors"),
+    "release": ("release", "course: release needs an assignment id, e.g. ./course release 01_tensors "
+                           "(assignments: 01_tensors, 02_devices)"),
+    "collect": ("collect 02_devices --force", f"course: collect: unrecognized arguments: --force; {USAGE['collect']}"),
+    "return": ("return 01_tensor", "course: no assignment '01_tensor'; did you mean 01_tensors?"),
+    "bundle": ("bundle a.zip b.zip", f"course: bundle: unrecognized arguments: b.zip; {USAGE['bundle']}"),
+    "validate": ("validate work/01_tensors/01_tensors.ipynb --fast",
+                 f"course: validate: unrecognized arguments: --fast; {USAGE['validate']}"),
+    "fetch": ("fetch 01_tensors 02_devices", "course: fetch takes one assignment id, not 2 (01_tensors 02_devices)"),
+    "submit": ("submit 01_tensors --student", f"course: submit: argument --student: expected one argument; "
+                                              f"{USAGE['submit']}"),
+    "fetch-feedback": ("fetch-feedback 01_tensors -x", f"course: fetch-feedback: unrecognized arguments: -x; "
+                                                       f"{USAGE['fetch-feedback']}"),
+}
+
+
+@pytest.fixture
+def course(tmp_path):
+    return argument_course(tmp_path)
+
+
+def test_every_command_of_the_table_has_its_bad_argument_case():
+    """A command added to the table without a case here fails; test and hub alone pass their
+    arguments on (to pytest, and to hub/install.py)."""
+    assert set(BAD) == set(cli.COMMANDS) - cli.PASS_THROUGH
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_a_bad_argument_gets_one_line_exit_2_before_anything_heavy(course, name, covered):
+    args, line = BAD[name]
+    started = time.perf_counter()
+    refused_in_one_line(course, args, line)
+    seconds = time.perf_counter() - started
+    assert seconds < 5, f"./course {args} took {seconds:.1f} s to refuse"
+    covered(f"./course {args}: one line, exit 2, no .venv, {seconds:.2f} s")
+
+
+def test_an_unknown_command_gets_one_line(course):
+    refused_in_one_line(course, "grade 01_tensors", "course: unknown command 'grade' (try ./course help)")
+
+
+def test_the_student_bundle_has_no_instructor_commands(course):
+    (course / "classgrader" / "classroom.py").unlink()
+    refused_in_one_line(course, "autograde 02_devices", "course: autograde is an instructor's command; this copy "
+                        "of the course is the student bundle, which has no grading pipeline")
+
+
+def test_help_lists_every_command_and_needs_nothing_built(course):
+    done = run_course(course, "help")
+    assert done.returncode == 0 and not (course / ".venv").exists()
+    listed = re.findall(r"^  (\S+)", done.stdout, re.M)
+    assert listed == list(cli.COMMANDS)
+    done = run_course(course, "autograde", "-h")
+    assert done.returncode == 0 and "--workers" in done.stdout and not (course / ".venv").exists()
+
+
+def test_the_bootstrap_lists_no_command():
+    """Commands live in the table only: the bash script names none of them."""
+    script = (ROOT / "course").read_text()
+    named = [name for name in cli.COMMANDS if re.search(rf"^\s*{re.escape(name)}[|)]", script, re.M)]
+    assert named == [] and "case " not in script
+
+
+def test_what_good_arguments_run(course, monkeypatch):
+    def runs(*args):
+        return cli.RUNS[args[0]](cli.parse(args[0], list(args[1:])))
+    monkeypatch.chdir(course)
+    assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
+        "classgrader.classroom", "02_devices", "--workers", "3", "--force"]
+    assert runs("export") == ["nbgrader", "export"]
+    assert runs("report", "--all")[-2:] == ["classgrader.report", "--all"]
+    assert runs("submit", "01_tensors", "--student", "bob")[:5] == ["nbgrader", "submit", "01_tensors", "--student",
+                                                                     "bob"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the hub's wrapper runs as root")
+def test_the_hubs_wrapper_checks_as_course_autograde_does(course):
+    wrapper = course / "course-autograde"
+    wrapper.write_text((ROOT / "hub" / "course-autograde").read_text().replace("@VENV@", str(ROOT / ".venv")))
+    wrapper.chmod(0o755)
+    (course / "nbgrader_config.py").write_text("")
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    done = subprocess.run([str(wrapper), "01_tensor"], cwd=course, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, SUDO_USER="root", PATH=path))
+    assert (done.returncode, done.stderr) == (2, "course: no assignment '01_tensor'; did you mean 01_tensors?\n")
