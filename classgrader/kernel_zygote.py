@@ -6,11 +6,17 @@ The zygote never runs student code: it only forks. Each fork becomes one kernel,
 and the fork only stands in for it), and dies with its run. Nothing a kernel does can
 reach the zygote or the next kernel, because each starts from the same untouched image.
 
+A jailed kernel's resident memory is bounded by a memory cgroup of its own (cgroup.py), made
+here before the fork and removed once the kernel has ended; going over it kills that kernel
+only. Where the machine has a GPU, each kernel gets a share of its memory (GPU_SHARE_ENV,
+applied by the kernel when it first initialises CUDA): KERNELS_AT_ONCE_ENV kernels share it.
+
 Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
   relay -> zygote   one JSON line: {"connection_file", "cwd", "env", "jail"}
   zygote -> relay   {"pid": N} once forked, then {"exit": status} when the kernel ends.
 If the relay's connection closes first (it was killed), the zygote kills the kernel.
 """
+import contextlib
 import gc
 import json
 import os
@@ -22,8 +28,13 @@ import sys
 import tempfile
 import time
 
+from classgrader import accelerator, cgroup
+
 PR_SET_PDEATHSIG = 1
 ZYGOTE_ENV = "COURSE_ZYGOTE"  # a running zygote's socket, shared by every worker of a class run
+KERNELS_AT_ONCE_ENV = "COURSE_KERNELS_AT_ONCE"  # how many kernels may run at once (default: cores + 1)
+GPU_SHARE_ENV = "COURSE_GPU_MEMORY_FRACTION"  # in a kernel: the fraction of each GPU's memory it may take
+GPU_RESERVE = 0.1  # of each GPU's memory, left to the graders' own inputs and the CUDA contexts
 
 
 def die_with_parent(signum: int) -> None:
@@ -44,11 +55,12 @@ class Zygote:
     Its socket accepts as soon as the process starts; kernels asked for while it is still
     importing are forked once it is done. wait=False returns at once (check `failed()`)."""
 
-    def __init__(self, socket_path: str | None = None, wait: bool = True):
+    def __init__(self, socket_path: str | None = None, wait: bool = True, kernels_at_once: int | None = None):
         self.dir = tempfile.mkdtemp(prefix="course-zygote-")
         self.socket_path = socket_path or os.path.join(self.dir, "zygote.sock")
+        env = dict(os.environ, **({KERNELS_AT_ONCE_ENV: str(kernels_at_once)} if kernels_at_once else {}))
         self.process = subprocess.Popen([sys.executable, "-m", "classgrader.kernel_zygote", self.socket_path],
-                                        stdout=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, text=True, env=env)
         self._wait_for_socket()
         if wait:
             line = self.process.stdout.readline()  # the zygote prints "ready" once its imports are done
@@ -90,11 +102,16 @@ def _become_kernel(request: dict) -> None:
     # ipykernel exits when its parent is not JPY_PARENT_PID; a forked kernel's parent is the
     # zygote, and the zygote already ends the kernel when its relay goes.
     os.environ.pop("JPY_PARENT_PID", None)
+    os.environ.pop(GPU_SHARE_ENV, None)
     if request.get("jail"):
-        spec = dict(request["jail"])
-        limits = sandbox.Limits(**spec.pop("limits", {}))
-        sandbox.enter(sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()},
-                                   limits=limits))
+        jail = jail_of(request)
+        # Asked before entering: the jail shows no cgroup file system.
+        gets_gpu = bool(sandbox.given_accelerator(jail)[0]) and sandbox.memory_bounded(jail.limits)
+        sandbox.enter(jail)
+        if gets_gpu:
+            os.environ[GPU_SHARE_ENV] = f"{gpu_share():.4f}"
+    elif accelerator.machine()[0]:  # unconfined, it sees every GPU anyway
+        os.environ[GPU_SHARE_ENV] = f"{gpu_share():.4f}"
     os.chdir(request["cwd"])
     die_with_parent(signal.SIGKILL)  # after the sandbox: changing user clears this setting
     # The kernel reads its connection file after confinement, as the sandbox user: give it a copy.
@@ -111,6 +128,7 @@ def _become_kernel(request: dict) -> None:
     defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.parent_handle=1"]
     # traitlets rejects an option given twice, so the caller's own settings win.
     arguments += [d for d in defaults if d.split("=")[0] not in {a.split("=")[0] for a in arguments}]
+    take_a_share_of_the_gpu()
     app = IPKernelApp.instance()
     app.initialize(["-f", private, *arguments])
     os.unlink(private)  # read; nothing else needs it
@@ -121,13 +139,53 @@ def _become_kernel(request: dict) -> None:
     app.start()
 
 
-def _fork_kernel(request: dict, stdio: list[int]) -> int:
+def jail_of(request: dict):
+    """The sandbox.Jail a request's "jail" (isolated_execute.jail_spec's dict) describes."""
+    from classgrader import sandbox
+    spec = dict(request["jail"])
+    limits = sandbox.Limits(**spec.pop("limits", {}))
+    return sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}, limits=limits)
+
+
+def gpu_share() -> float:
+    """The fraction of a GPU's memory one kernel may take: what the graders leave, split
+    between the kernels that may run at once."""
+    at_once = int(os.environ.get(KERNELS_AT_ONCE_ENV) or (os.cpu_count() or 1) + 1)
+    return (1 - GPU_RESERVE) / max(1, at_once)
+
+
+def take_a_share_of_the_gpu() -> None:
+    """In a kernel: cap PyTorch's allocator on each GPU at GPU_SHARE_ENV of its memory, when
+    CUDA is first initialised (by the kernel itself, never here: a kernel that uses no GPU pays
+    nothing). Past it, the student's cell gets torch.OutOfMemoryError; other kernels go on."""
+    share = os.environ.get(GPU_SHARE_ENV)
+    if not share:
+        return
+    import torch
+
+    def cap() -> None:
+        for index in range(torch.cuda.device_count()):
+            torch.cuda.set_per_process_memory_fraction(float(share), index)
+    torch.cuda._lazy_call(cap)  # PyTorch's own hook for work done at its lazy CUDA start
+
+
+def memory_group(request: dict):
+    """A memory cgroup for the jailed kernel `request` asks for, or None (no jail, or no
+    controller here: then the sandbox bounds its address space instead)."""
+    if not request.get("jail") or cgroup.unavailable_reason() is not None:
+        return None
+    return cgroup.MemoryLimit.create(jail_of(request).limits.memory_bytes, "kernel")
+
+
+def _fork_kernel(request: dict, stdio: list[int], group=None) -> int:
     zygote = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        if group is not None:  # first of all, before the kernel allocates anything
+            group.add()
         # Die with the zygote, and close the race where it died before the request to: a
         # grader killed mid-fork must not leave this kernel running.
         die_with_parent(signal.SIGKILL)
@@ -157,6 +215,11 @@ def prepare() -> None:
     for name in PRELOAD:
         __import__(name)
     warm_up()
+    # Found once here, for every kernel: the GPU's nodes and driver, and whether cgroups work.
+    found, why_not = accelerator.machine()
+    bound = cgroup.unavailable_reason()
+    for reason in filter(None, [why_not, found and bound and f"The GPU is not given to grading kernels: {bound}"]):
+        print(f"kernel zygote: {reason}", file=sys.stderr, flush=True)
 
 
 def warm_up() -> None:
@@ -206,6 +269,8 @@ def serve(socket_path: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("ready", flush=True)
     kernels = {}  # relay connection -> kernel pid
+    groups = {}  # kernel pid -> its memory cgroup, removed once the kernel has ended
+    ended = []  # the groups of ended kernels, not yet removed (their last processes still exiting)
     try:
         while True:
             readable, _, _ = select.select([listener, *kernels], [], [], 0.1)
@@ -216,18 +281,42 @@ def serve(socket_path: str) -> None:
                     # output then reaches whoever started the relay, as with a normal kernel.
                     message, stdio, _, _ = socket.recv_fds(relay, 1 << 20, 3)
                     request = json.loads(message)
+                    group = _memory_group_or_say_why(request, relay)
                     # Single-threaded on purpose: forking a process with other threads is unsafe.
-                    kernels[relay] = _fork_kernel(request, stdio)
+                    kernels[relay] = _fork_kernel(request, stdio, group)
+                    if group is not None:
+                        groups[kernels[relay]] = group
                     for fd in stdio:
                         os.close(fd)
                     relay.sendall(json.dumps({"pid": kernels[relay]}).encode() + b"\n")
                 elif not conn.recv(1):  # the relay is gone: so must its kernel be
                     _kill(kernels.pop(conn))
                     conn.close()
-            _reap(kernels)
+            ended += [groups.pop(pid) for pid in _reap(kernels) if pid in groups]
+            ended = [group for group in ended if not _removed(group)]
     finally:
         for pid in kernels.values():
             _kill(pid)
+        for group in [*groups.values(), *ended]:
+            with contextlib.suppress(OSError):
+                group.close()
+
+
+def _memory_group_or_say_why(request: dict, relay: socket.socket):
+    try:
+        return memory_group(request)
+    except (OSError, cgroup.CgroupUnavailable) as error:  # the kernel still starts, its address space bounded
+        print(f"kernel zygote: no memory cgroup for a kernel: {error}", file=sys.stderr, flush=True)
+        return None
+
+
+def _removed(group) -> bool:
+    """Try once to remove an ended kernel's group (killing what is left in it)."""
+    try:
+        group.close(timeout=0)
+        return True
+    except OSError:
+        return False
 
 
 def _kill(pid: int) -> None:
@@ -237,17 +326,20 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _reap(kernels: dict) -> None:
+def _reap(kernels: dict) -> list[int]:
     """Collect every kernel that ended, killed ones included (else each stays a zombie for the
-    rest of the run), and tell a kernel's relay, if it is still there, how it ended."""
+    rest of the run), and tell a kernel's relay, if it is still there, how it ended. Returns
+    the pids collected."""
     relays = {pid: relay for relay, pid in kernels.items()}
+    collected = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:  # no children at all
-            return
+            return collected
         if not pid:
-            return
+            return collected
+        collected.append(pid)
         relay = relays.get(pid)
         if relay is not None:
             try:

@@ -2,6 +2,7 @@
 a pre-imported zygote, so nothing one student's kernel does is seen by the next, and a kernel
 that dies leaves the zygote serving."""
 import os
+import time
 
 import nbformat
 import pytest
@@ -100,3 +101,43 @@ def test_an_idle_lost_to_a_late_subscription_costs_one_more_question_not_a_wait(
     asyncio.run(client.wait_for_ready(timeout=5))
     assert asked == ["m0", "m1"]
     assert max(client.iopub_channel.waits) <= 0.05  # never the 0.2 s jupyter_client waits there
+
+
+def memory_groups() -> set[str]:
+    """The kernels' memory cgroups that exist now (the zygote makes them beside this process's)."""
+    from classgrader import cgroup
+    parent = cgroup.find().parent
+    return {name for name in os.listdir(parent) if name.startswith(cgroup.PREFIX + "kernel-")}
+
+
+GROUP_AND_PEAK = """
+import os
+import time
+print(open("/proc/self/cgroup").read().count("course-kernel-"), os.environ.get("COURSE_GPU_MEMORY_FRACTION"))
+"""
+
+
+@pytest.mark.skipif((sandbox.unavailable_reason() is not None or __import__("classgrader.cgroup").cgroup.unavailable_reason()
+                     is not None) and not os.environ.get("CI"), reason="needs a sandbox and a memory cgroup (root on Linux)")
+def test_a_kernel_past_its_memory_cgroup_is_stopped_and_the_next_student_is_graded(zygote, covered):
+    """No address-space limit (as for a kernel given a GPU): only the kernel's memory cgroup
+    stops it. 1.5 GiB fits outside; the kernel under 1 GiB is killed, the zygote serves on."""
+    assert len(bytearray(3 * 2**29)) == 3 * 2**29  # the allocation works outside
+    limits = {"memory_bytes": 2**30, "address_space": False}
+    before = memory_groups()
+    users = [sandbox.private_user(), sandbox.private_user()]
+    first, second = (sandbox.make_workarea(sandbox.Limits(**limits), user) for user in users)
+    try:
+        assert run(GROUP_AND_PEAK, first, jail_spec(first, limits, users[0])).split() == ["1", "None"]
+        with pytest.raises(DeadKernelError):
+            run("block = bytearray(3 * 2**29)", first, jail_spec(first, limits, users[0]))
+        assert run("print(6 * 7)", second, jail_spec(second, limits, users[1])).strip() == "42"
+    finally:
+        sandbox.remove_workarea(first), sandbox.remove_workarea(second)
+    assert zygote.process.poll() is None
+    deadline = time.monotonic() + 5
+    while memory_groups() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert memory_groups() - before == set(), "a kernel's memory cgroup outlived it"
+    covered("a jailed kernel without an address-space limit, in its 1 GiB memory cgroup, dies touching "
+            "1.5 GiB (which fits outside); the next kernel runs; every kernel's cgroup is removed")
