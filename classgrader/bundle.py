@@ -3,15 +3,17 @@
     python -m classgrader.bundle [OUT.zip]        (or ./course bundle)
 
 It holds the lessons, the student versions of the assignments, the helper packages, the
-install files and ./course; never source/ (solutions and hidden tests), tests/ or runtime/."""
+install files and ./course with its command table (classgrader/cli.py, which offers no
+instructor command without the rest of classgrader/); never source/ (solutions and hidden
+tests), the grading pipeline, tests/ or runtime/."""
 import argparse
 import sys
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-INCLUDE = ["README.md", "course", "requirements.txt", "environment.yml", "pyproject.toml",
-           "nbgrader_config.py", "notebooks", "release", "utils", "autograder", "lab"]
+INCLUDE = ["README.md", "CHANGES.md", "docs", "course", "classgrader/cli.py", "requirements.txt", "environment.yml",
+           "pyproject.toml", "nbgrader_config.py", "notebooks", "release", "utils", "autograder", "lab"]
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 DEFAULT_OUT = ROOT / "runtime" / "pytorch-course-student.zip"
 
@@ -21,6 +23,8 @@ def bundle_files(root: Path = ROOT) -> list[Path]:
     files = []
     for name in INCLUDE:
         path = root / name
+        if not path.exists():
+            continue
         candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         files += [p.relative_to(root) for p in candidates if not SKIP_PARTS & set(p.parts)]
     return files

@@ -268,10 +268,10 @@ RUNS = {
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("check", "run"):
+    if not argv or argv[0] not in ("check", "run"):
         print("usage: cli.py check|run COMMAND [ARGS...]", file=sys.stderr)
         return 2
-    mode, name, args = argv[0], argv[1], argv[2:]
+    mode, name, args = argv[0], (argv[1:] or ["help"])[0], argv[2:]
     if name in ("-h", "--help"):
         name = "help"
     try:
