@@ -15,14 +15,16 @@ def mlp(features: int = 32, hidden: int = 128, outputs: int = 1) -> nn.Module:
     return nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, outputs))
 
 
-def batches(n: int = 10, *, batch: int = 256, features: int = 32, classes: int | None = None, seed: int = 0):
-    """`n` fresh (x, y) batches, as a DataLoader gives them: regression targets (batch, 1), or
-    class labels (batch,) when `classes` is given."""
+def batches(n: int = 10, *, batch: int = 256, features: int = 32, classes: int | None = None, seed: int = 0,
+            device: str | torch.device = "cpu"):
+    """`n` fresh (x, y) batches, made one at a time as a DataLoader gives them, on `device`:
+    regression targets (batch, 1), or class labels (batch,) when `classes` is given. The numbers
+    are drawn on the CPU, so every device gets the same ones."""
     g = torch.Generator().manual_seed(seed)
     for _ in range(n):
         x = torch.randn(batch, features, generator=g)
         y = torch.randn(batch, 1, generator=g) if classes is None else torch.randint(0, classes, (batch,), generator=g)
-        yield x, y
+        yield x.to(device), y.to(device)
 
 
 def leaky_eval(model, data, loss_fn=F.mse_loss):

@@ -13,6 +13,8 @@ def test_batches_are_seeded_and_shaped_for_regression_or_classes():
     assert torch.equal(x, x2) and x.shape == (256, 32) and y.shape == (256, 1)
     (_, labels), = batches(1, features=64, classes=10)
     assert labels.dtype == torch.int64 and labels.shape == (256,) and int(labels.max()) < 10
+    (x_meta, y_meta), = batches(1, device="meta")
+    assert x_meta.device.type == y_meta.device.type == "meta" and x_meta.shape == x.shape
 
 
 def test_leaky_loops_grow_and_the_fixes_stay_flat():
