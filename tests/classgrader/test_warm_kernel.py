@@ -141,3 +141,19 @@ def test_a_kernel_past_its_memory_cgroup_is_stopped_and_the_next_student_is_grad
     assert memory_groups() - before == set(), "a kernel's memory cgroup outlived it"
     covered("a jailed kernel without an address-space limit, in its 1 GiB memory cgroup, dies touching "
             "1.5 GiB (which fits outside); the next kernel runs; every kernel's cgroup is removed")
+
+
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
+                    reason="needs a sandbox (root on Linux)")
+def test_the_grader_expects_the_device_a_sandboxed_kernel_reports(zygote, covered):
+    from classgrader import graded_device
+    user = sandbox.private_user()
+    area = sandbox.make_workarea(sandbox.Limits(), user)
+    try:
+        jail = jail_spec(area, user=user)
+        printed = run("import autograder\nautograder.start_grading()", area, jail)
+    finally:
+        sandbox.remove_workarea(area)
+    line = next(line for line in printed.splitlines() if line.startswith(graded_device.MARKER))
+    assert line.removeprefix(graded_device.MARKER) == graded_device.expected(jail)
+    covered(f"a sandboxed kernel reports '{line}', as the grader expected")
