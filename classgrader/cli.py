@@ -67,9 +67,10 @@ COMMANDS = {
                          role="instructor"),
     "feedback": Command("ID [--force]", "make the feedback students get back for ID",
                         [("ids", {"nargs": "*"}), ("--force", {"action": "store_true"})], role="instructor"),
-    "export": Command("[--format nbgrader|canvas|moodle]", "write every grade to runtime/grades.csv",
-                      [("--format", {"choices": ["nbgrader", "canvas", "moodle"], "default": "nbgrader"})],
-                      role="instructor"),
+    "export": Command("[--format nbgrader|canvas|moodle] [--to PATH]",
+                      "every grade to runtime/grades.csv, or as Canvas's or Moodle's gradebook import takes them",
+                      [("--format", {"choices": ["nbgrader", "canvas", "moodle"], "default": "nbgrader"}),
+                       ("--to", {})], role="instructor"),
     "report": Command("ID [ID ...] [--all] [--below PERCENT]",
                       "what the class got wrong, one page per assignment (runtime/reports/)",
                       [("ids", {"nargs": "*"}), ("--all", {"action": "store_true"}), ("--below", {"type": float})],
@@ -235,8 +236,9 @@ def _exchange(nbgrader_command: str):
 
 def _export(parsed) -> list[str]:
     if parsed.format == "nbgrader":
-        return ["nbgrader", "export"]
-    return python("-m", "classgrader.export", "--format", parsed.format)
+        return ["nbgrader", "export", *([f"--to={parsed.to}"] if parsed.to else [])]
+    to = ["--to", parsed.to] if parsed.to else []
+    return python("-m", "classgrader.lms_export", "--format", parsed.format, *to)
 
 
 RUNS = {

@@ -95,6 +95,7 @@ def test_what_good_arguments_run(course, monkeypatch):
     assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
         "classgrader.classroom", "02_devices", "--workers", "3", "--force"]
     assert runs("export") == ["nbgrader", "export"]
+    assert runs("export", "--format", "moodle")[-3:] == ["classgrader.lms_export", "--format", "moodle"]
     assert runs("report", "--all")[-2:] == ["classgrader.report", "--all"]
     assert runs("submit", "01_tensors", "--student", "bob")[:5] == ["nbgrader", "submit", "01_tensors", "--student",
                                                                      "bob"]
