@@ -221,7 +221,7 @@ KIND_COLOURS = dict(zip(CATEGORIES, ["#4c78a8", "#f58518", "#e45756", "#72b7b2",
 def kinds_plot(summary: dict) -> str:
     plt = _plots()
     rows = summary["items"]
-    figure, axes = plt.subplots(figsize=(6, 0.3 * len(rows) + 0.9))
+    figure, axes = plt.subplots(figsize=(6, 0.28 * len(rows) + 1.2))
     left = [0] * len(rows)
     labels = [row["exercise"] or row["item"] for row in rows]
     for kind in CATEGORIES:
@@ -232,8 +232,8 @@ def kinds_plot(summary: dict) -> str:
     axes.invert_yaxis()
     axes.set_xlabel("students")
     axes.spines[["top", "right"]].set_visible(False)
-    if any(left):
-        axes.legend(loc="upper left", bbox_to_anchor=(1, 1), frameon=False)
+    if any(left):  # below the bars, so that the plot keeps the column's width
+        axes.legend(loc="upper center", bbox_to_anchor=(0.4, -0.25), ncol=4, frameon=False)
     return _svg(figure)
 
 
@@ -246,6 +246,7 @@ th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #eee; ve
 th { background: #f6f6f6; font-weight: 600; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .bar { display: inline-block; height: .7em; background: #4c78a8; vertical-align: middle; margin-right: .4em; }
 .msg { color: #555; font-size: .92em; } .none { color: #777; font-style: italic; }
+.scroll { max-height: 32em; overflow: auto; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5em; } svg { max-width: 100%; height: auto; }
 """
 
@@ -323,8 +324,8 @@ def _look_table(summary) -> str:
         return "<h2>Students to look at</h2><p class='none'>Nobody: no flags, nobody below the threshold.</p>"
     rows = "".join(f"<tr><td>{_e(s['student'])}</td><td class='n'>{s['score']:g} / {s['max']:g}</td>"
                    f"<td>{'<br>'.join(_e(r) for r in s['reasons'])}</td></tr>" for s in summary["look"])
-    return ("<h2>Students to look at</h2><table><tr><th>student</th><th class='n'>score</th><th>why</th></tr>"
-            f"{rows}</table>")
+    return (f"<h2>Students to look at ({len(summary['look'])})</h2><div class='scroll'><table><tr><th>student</th>"
+            f"<th class='n'>score</th><th>why</th></tr>{rows}</table></div>")
 
 
 def _grading_section(grading) -> str:
