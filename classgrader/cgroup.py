@@ -205,7 +205,8 @@ def limit_memory(pid: int, limit_bytes: int, name: str, version: int | None = No
         group.add(pid)
     except OSError as error:
         group.close()
-        raise CgroupUnavailable(f"cannot move process {pid or os.getpid()} into {group.path}: {error.strerror}") from error
+        who = pid or os.getpid()
+        raise CgroupUnavailable(f"cannot move process {who} into {group.path}: {error.strerror}") from error
     return group
 
 
@@ -253,9 +254,11 @@ def _enable_memory_for_children(parent: str) -> None:
     try:
         _write(parent, "cgroup.subtree_control", "+memory")
     except OSError as error:
-        why = ("it holds processes itself, and cgroup v2 gives controllers only to the children of a "
-               "group without any: run the grader in a cgroup of its own with memory delegated "
-               "(for instance under systemd-run --scope -p Delegate=yes)") if error.errno == errno.EBUSY else error.strerror
+        why = error.strerror
+        if error.errno == errno.EBUSY:
+            why = ("it holds processes itself, and cgroup v2 gives controllers only to the children of a "
+                   "group without any: run the grader in a cgroup of its own with memory delegated "
+                   "(for instance under systemd-run --scope -p Delegate=yes)")
         raise CgroupUnavailable(f"cannot give the children of {parent} a memory controller: {why}") from error
 
 

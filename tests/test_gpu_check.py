@@ -43,8 +43,8 @@ def test_without_a_gpu_it_says_so_and_runs_nothing(tmp_path, covered):
 
 def test_an_unknown_unit_gets_one_line():
     ended, said, _ = run_check("--units", "99_nothing")
-    assert ended["code"] == 2 and said.strip() == (
-        "gpu_check: no such unit: 99_nothing (units: " + ", ".join(sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())) + ")")
+    units = ", ".join(sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir()))
+    assert ended["code"] == 2 and said.strip() == f"gpu_check: no such unit: 99_nothing (units: {units})"
 
 
 def test_a_graded_part_off_the_gpu_fails_whatever_it_scored(capsys):

@@ -15,7 +15,8 @@ def dev(tmp_path):
         pytest.skip("making device nodes needs root")
     folder = tmp_path / "dev"
     (folder / "nvidia-caps").mkdir(parents=True)
-    for name in ("nvidia0", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps/nvidia-cap1", "tty0"):
+    names = ("nvidia0", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps/nvidia-cap1", "tty0")
+    for name in names:
         os.mknod(folder / name, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
     (folder / "nvidia1").write_text("a file named like a GPU")
     (folder / "nvidia-fake").symlink_to("nvidia0")

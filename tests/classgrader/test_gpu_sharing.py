@@ -56,7 +56,8 @@ def test_a_kernel_given_the_gpu_caps_its_allocator_at_its_share_when_it_starts_c
     cap, _ = torch.cuda._queued_calls.pop()
     capped = []
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda share, index: capped.append((share, index)))
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction",
+                        lambda share, index: capped.append((share, index)))
     cap()  # as PyTorch's lazy CUDA start runs it
     assert capped == [(0.1, 0), (0.1, 1)]
 
