@@ -13,6 +13,7 @@ default 50, or raising everywhere); and how grading went. One self-contained fil
 are inline SVG, nothing loads from elsewhere.
 
 Arguments are checked before anything heavy loads: one line and exit 2 when they are wrong."""
+import glob
 import html
 import json
 import os
@@ -89,13 +90,15 @@ def _json_files(folder: str) -> dict[str, dict]:
 
 def load(root: str, assignment: str) -> dict:
     """The records of one assignment: outcomes and done records by student, and the students
-    a worker's death sent to a second try in the latest class run."""
+    a worker's death sent to another try in the latest class run (the shards of its later
+    rounds; a done record may also say "retried": true)."""
     work = os.path.join(root, GRADING, assignment)
-    retry = os.path.join(work, "shards", "retry")
+    shards = os.path.join(work, "shards")
+    again = glob.glob(os.path.join(shards, "retry", "*")) + glob.glob(os.path.join(shards, "round-*", "*", "*"))
     return {"assignment": assignment,
             "outcomes": _json_files(os.path.join(work, "outcomes")),
             "done": _json_files(os.path.join(work, "done")),
-            "retried": sorted(os.listdir(retry)) if os.path.isdir(retry) else []}
+            "retried": sorted({os.path.basename(path) for path in again if os.path.isdir(path)})}
 
 
 # -- the figures ----------------------------------------------------------------------------
@@ -147,6 +150,10 @@ def summarize(records: dict, below: float = 50.0) -> dict:
             reasons.append(f"below {below:g}%: {score:g} of {top:g} points")
         if reasons:
             look.append({"student": student, "reasons": reasons, **totals[student]})
+    for student, record in sorted(records["done"].items()):
+        if record.get("failed") and student not in students:  # the class run gave up on it
+            look.append({"student": student, "reasons": [f"not graded: {record['failed']}"],
+                         "score": 0.0, "max": 0.0, "percent": 0.0})
     look.sort(key=lambda row: (row["percent"], row["student"]))
     hits = {}
     for student, info in students.items():
@@ -175,9 +182,10 @@ def _grading(records: dict, students: dict) -> dict:
                           for g in (r.get("notebooks") or {}).values() if g.get("device"))
     restarted = sorted(s for s, info in students.items()
                        if any(e.get("category") == "timeout/crash" for e in info["entries"]))
-    return {"graded": len(students), "seconds": seconds, "devices": dict(devices),
-            "retried": [s for s in records["retried"] if s in students] or list(records["retried"]),
-            "restarted": restarted}
+    retried = sorted(set(records["retried"]) | {s for s, d in done.items() if d.get("retried")})
+    failed = sorted(s for s, d in done.items() if d.get("failed"))
+    return {"graded": len(students), "seconds": seconds, "devices": dict(devices), "retried": retried,
+            "restarted": restarted, "failed": failed}
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -319,10 +327,14 @@ def _kinds_table(summary) -> str:
     return f"<h2>Mistake kinds (students per item)</h2><table><tr><th>item</th>{head}</tr>{rows}</table>"
 
 
+def _score(row) -> str:
+    return f"{row['score']:g} / {row['max']:g}" if row["max"] else "-"  # not graded: no score
+
+
 def _look_table(summary) -> str:
     if not summary["look"]:
         return "<h2>Students to look at</h2><p class='none'>Nobody: no flags, nobody below the threshold.</p>"
-    rows = "".join(f"<tr><td>{_e(s['student'])}</td><td class='n'>{s['score']:g} / {s['max']:g}</td>"
+    rows = "".join(f"<tr><td>{_e(s['student'])}</td><td class='n'>{_score(s)}</td>"
                    f"<td>{'<br>'.join(_e(r) for r in s['reasons'])}</td></tr>" for s in summary["look"])
     return (f"<h2>Students to look at ({len(summary['look'])})</h2><div class='scroll'><table><tr><th>student</th>"
             f"<th class='n'>score</th><th>why</th></tr>{rows}</table></div>")
@@ -340,6 +352,8 @@ def _grading_section(grading) -> str:
         lines.append("Graded on: " + ", ".join(f"{d} ({n})" for d, n in sorted(grading["devices"].items())) + ".")
     if grading["retried"]:
         lines.append("Given a second worker after one died: " + ", ".join(grading["retried"]) + ".")
+    if grading["failed"]:
+        lines.append("Could not be graded: " + ", ".join(grading["failed"]) + " (see Students to look at).")
     if grading["restarted"]:
         lines.append("A cell timed out or crashed its kernel (graded on in a fresh one): "
                      + ", ".join(grading["restarted"]) + ".")

@@ -60,7 +60,7 @@ def test_the_report_in_a_browser(tmp_path):
             assert ranked.count() == 4  # the header and three misconceptions
             assert ranked.nth(1).inner_text().startswith("2 (22%)")
             assert "len(t) taken for the number of elements" in ranked.nth(1).inner_text()
-            assert page.get_by_role("heading", name="Students to look at (3)").is_visible()
+            assert page.get_by_role("heading", name="Students to look at (4)").is_visible()
             assert page.evaluate("document.documentElement.scrollWidth") <= FIT_WIDTH
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)

@@ -63,6 +63,7 @@ CLASS = {
     "hal": {"q5_same_after_rounding_tests": TAMPERING},
     "ivy": {"q3_channel_means_tests": TIMEOUT, "q2_classify_error_tests": UNANSWERED},
 }
+JO_FAILED = "its grading worker ended before grading it, twice"
 HAL_FLAG = "tampering: the grader's tools were replaced (cell 21, dropped and the rest re-graded)"
 
 
@@ -93,8 +94,8 @@ def record(root: Path, student: str, failures: dict, flags=()) -> None:
 
 
 def synthetic_class(root: Path) -> Path:
-    """CLASS recorded under root, with the class run's done records (seconds, device, flags)
-    and ivy given a second worker."""
+    """CLASS recorded under root, with the class run's done records (seconds, device, flags),
+    ivy given a second worker, and jo, whom the class run could not grade."""
     work = root / "runtime" / "grading" / ASSIGNMENT
     for n, (student, failures) in enumerate(CLASS.items()):
         flags = [("q5_same_after_rounding_tests", HAL_FLAG)] if student == "hal" else []
@@ -103,7 +104,10 @@ def synthetic_class(root: Path) -> Path:
                 "seconds": 1.0 + n / 2, "device": "cpu"}
         (work / "done").mkdir(parents=True, exist_ok=True)
         (work / "done" / f"{student}.json").write_text(json.dumps(done))
-    (work / "shards" / "retry" / "ivy").mkdir(parents=True)
+    # ivy's worker died: graded again in a later round; jo's grading died twice: not graded.
+    (work / "shards" / "round-1" / "retry-0" / "ivy").mkdir(parents=True)
+    (work / "shards" / "round-2" / "alone-jo" / "jo").mkdir(parents=True)
+    (work / "done" / "jo.json").write_text(json.dumps({"key": "k", "flags": [], "failed": JO_FAILED}))
     return root
 
 
@@ -148,20 +152,21 @@ def test_totals_and_students_to_look_at(summary):
     assert totals == {"ada": 16, "ben": 13, "cal": 11, "dan": 10, "eve": 0, "fay": 10, "gus": 0, "hal": 14,
                       "ivy": 11}
     look = {row["student"]: row["reasons"] for row in summary["look"]}
-    assert set(look) == {"eve", "gus", "hal"}  # nobody else is below 50% (8 of 16 points) or flagged
+    assert set(look) == {"eve", "gus", "hal", "jo"}  # nobody else is below 50% (8 of 16 points) or flagged
     assert look["eve"] == ["answered nothing", "below 50%: 0 of 16 points"]
     assert look["gus"] == ["every item raised an error", "below 50%: 0 of 16 points"]
-    assert look["hal"] == [f"flagged: {HAL_FLAG}"]
+    assert look["hal"] == [f"flagged: {HAL_FLAG}"] and look["jo"] == [f"not graded: {JO_FAILED}"]
     assert [row["student"] for row in summary["look"]][-1] == "hal"  # lowest score first
     grading = summary["grading"]
     assert grading["seconds"] == [1.0 + n / 2 for n in range(9)]
-    assert grading["devices"] == {"cpu": 9} and grading["retried"] == ["ivy"] and grading["restarted"] == ["ivy"]
+    assert grading["devices"] == {"cpu": 9} and grading["retried"] == ["ivy", "jo"]
+    assert grading["restarted"] == ["ivy"] and grading["failed"] == ["jo"]
 
 
 def test_a_higher_threshold_adds_students(tmp_path):
     root = synthetic_class(tmp_path)
     summary = report.summarize(report.load(str(root), ASSIGNMENT), below=70)
-    assert {row["student"] for row in summary["look"]} == {"eve", "gus", "hal", "cal", "dan", "fay", "ivy"}
+    assert {row["student"] for row in summary["look"]} == {"eve", "gus", "hal", "jo", "cal", "dan", "fay", "ivy"}
 
 
 def test_the_page_is_self_contained_and_shows_the_figures(summary):
