@@ -54,8 +54,8 @@ _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 @dataclass(frozen=True)
 class Limits:
     memory_bytes: int = 4 * 2**30   # resident (its memory cgroup), and RLIMIT_AS where that applies
-    address_space: bool | None = None  # RLIMIT_AS: None, only without an accelerator; False, only
-                                       # where no cgroup bounds memory; True, always
+    address_space: bool | None = None  # RLIMIT_AS wherever no cgroup bounds memory, and besides:
+                                       # None, for a kernel given no accelerator; False, never; True, always
     cpu_seconds: int = 600          # RLIMIT_CPU (soft; hard = soft + 5)
     processes: int = 512            # RLIMIT_NPROC (threads count on Linux)
     file_bytes: int = 64 * 2**20    # RLIMIT_FSIZE
