@@ -5,8 +5,8 @@ ASSIGNMENT = "08_capstone"
 NOTEBOOK = "08_capstone.ipynb"
 
 RUN_PREFIX = '''
-def make_regressor():
-    model = Regressor(3)
+def make_regressor(config):
+    model = Regressor(3, hidden=config["hidden"])
     model.fit_normaliser(make_data(seed=0)[0])
     return model
 
@@ -38,32 +38,37 @@ def regressor(statistics: str = BUFFERS, fit: str = FIT) -> dict:
 
 
 RUN = RUN_PREFIX + """
-def run(folder, epochs, device, stop_after=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
     path = Path(folder) / "checkpoint.pt"
+    config = {"hidden": 16, "lr": 0.01} if config is None else dict(config)
+    checkpoint = torch.load(path, {load}) if path.exists() else None
+    if checkpoint is not None:
+        config = checkpoint["config"]
     torch.manual_seed(0)
     {model}
     {optimizer}
-    history = []
-    if path.exists():
-        checkpoint = torch.load(path, {load})
+    history, done = [], 0
+    if checkpoint is not None:
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
-        history = checkpoint["history"]
-    for epoch in range(len(history) + 1, epochs + 1):
+        history, done = checkpoint["history"], checkpoint["epoch"]
+    for epoch in range(done + 1, epochs + 1):
         train_loss = train_epoch(model, batches(*make_data(seed=0)), F.mse_loss, optimizer, device)
         val_loss = evaluate(model, batches(*make_data(seed=1)), F.mse_loss, device)
         history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss})
-        torch.save({"model": {saved}, "optimizer": optimizer.state_dict(), "history": history}, path)
+        torch.save({"model": {saved}, "optimizer": optimizer.state_dict(), "epoch": epoch, "config": {config},
+                    "history": history}, path)
         if stop_after is not None and epoch >= stop_after:
             break
     return history
 """
 
 
-def run_answer(model="model = make_model().to(device)", optimizer="optimizer = torch.optim.Adam(model.parameters(), lr=0.01)",
-               load="map_location=device, weights_only=True", saved="model.state_dict()") -> dict:
+def run_answer(model="model = make_model(config).to(device)",
+               optimizer='optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])',
+               load="map_location=device, weights_only=True", saved="model.state_dict()", config="config") -> dict:
     return {"q4_run_answer": RUN.replace("{model}", model).replace("{optimizer}", optimizer)
-            .replace("{load}", load).replace("{saved}", saved)}
+            .replace("{load}", load).replace("{saved}", saved).replace("{config}", config)}
 
 
 SCENARIOS = [
@@ -112,14 +117,15 @@ def evaluate(model, loader, loss_fn, device):
     return sum(l * n for l, n in parts) / sum(n for _, n in parts)
 ''',
         "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
     checkpoint_path = str(Path(folder) / "checkpoint.pt")
+    saved = torch.load(checkpoint_path, map_location="cpu") if Path(checkpoint_path).exists() else None
+    settings = saved["config"] if saved else {"hidden": 16, "lr": 0.01, **(config or {})}
     torch.manual_seed(0)
-    model = make_model().to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model = make_model(settings).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings["lr"])
     start, history = 1, []
-    if Path(checkpoint_path).exists():
-        saved = torch.load(checkpoint_path, map_location="cpu")
+    if saved:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         start, history = saved["epoch"] + 1, list(saved["history"])
@@ -132,7 +138,7 @@ def run(folder, epochs, device, stop_after=None, make_model=make_regressor, trai
                   "val_loss": evaluate(model, val_data, F.mse_loss, device)}
         history.append(record)
         torch.save({"epoch": epoch, "history": history, "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict()}, checkpoint_path)
+                    "optimizer": optimizer.state_dict(), "config": dict(settings)}, checkpoint_path)
         epoch += 1
     return history
 ''',
@@ -179,23 +185,26 @@ def evaluate(model, loader, loss_fn, device):
     return total / count
 ''',
         "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
     path = Path(folder) / "checkpoint.pt"
     saved = torch.load(path, map_location=device, weights_only=True) if path.exists() else None
+    hidden, lr = (saved["config"]["hidden"], saved["config"]["lr"]) if saved else (
+        (config or {}).get("hidden", 16), (config or {}).get("lr", 0.01))
     torch.manual_seed(0)
-    model = make_model().to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model = make_model({"hidden": hidden, "lr": lr}).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     history = []
     if saved is not None:
-        model.load_state_dict(saved["weights"])
-        optimizer.load_state_dict(saved["optimizer_state"])
-        history = saved["log"]
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        history = saved["history"]
     last = epochs if stop_after is None else min(epochs, stop_after)
     for epoch in range(len(history) + 1, last + 1):
         train_loss = train_epoch(model, batches(*make_data(seed=0)), F.mse_loss, optimizer, device)
         val_loss = evaluate(model, batches(*make_data(seed=1)), F.mse_loss, device)
         history = history + [{"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss}]
-        torch.save({"weights": model.state_dict(), "optimizer_state": optimizer.state_dict(), "log": history}, path)
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "history": history,
+                    "epoch": int(epoch), "config": {"hidden": int(hidden), "lr": float(lr)}}, path)
     return history
 ''',
     }),
@@ -227,7 +236,7 @@ def evaluate(model, loader, loss_fn, device):
         m.training = state
     return total / count
 """,
-        **run_answer(model="model = make_model()\n    model.to(device)",
+        **run_answer(model="model = make_model(config)\n    model.to(device)",
                      load="map_location=torch.device(device), weights_only=True"),
     }),
     Scenario("statistics_as_parameter", answers=regressor(
@@ -251,10 +260,10 @@ def evaluate(model, loader, loss_fn, device):
     return total / count
 """,
     }, loses={"q3_evaluate_tests"}, says=["Pitfall: model moved but batch not", "Device mismatch in aten."]),
-    Scenario("run_model_not_moved", answers=run_answer(model="model = make_model()"),
+    Scenario("run_model_not_moved", answers=run_answer(model="model = make_model(config)"),
              loses={"q4_run_safety_tests"}, says=["with meta as the device: Device mismatch in aten."]),
     Scenario("run_trains_nothing", answers=run_answer(
-        optimizer="optimizer = torch.optim.Adam(make_model().to(device).parameters(), lr=0.01)"),
+        optimizer='optimizer = torch.optim.Adam(make_model(config).to(device).parameters(), lr=config["lr"])'),
         loses={"q4_run_tests", "q4_run_safety_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
     Scenario("run_unsafe_load", answers=run_answer(load="map_location=device, weights_only=False"),
              loses={"q4_run_safety_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
@@ -332,21 +341,23 @@ def evaluate(model, loader, loss_fn, device):
     }, loses={"q3_evaluate_tests"}, says=["Pitfall: train mode not restored after evaluation"]),
     Scenario("optimizer_state_dropped", answers={
         "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
     path = Path(folder) / "checkpoint.pt"
+    config = config or {"hidden": 16, "lr": 0.01}
+    checkpoint = torch.load(path, map_location=device, weights_only=True) if path.exists() else None
+    config = checkpoint["config"] if checkpoint else config
     torch.manual_seed(0)
-    model = make_model().to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model = make_model(config).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])
     history = []
-    if path.exists():
-        checkpoint = torch.load(path, map_location=device, weights_only=True)
+    if checkpoint:
         model.load_state_dict(checkpoint["model"])
         history = checkpoint["history"]
     for epoch in range(len(history) + 1, epochs + 1):
         train_loss = train_epoch(model, batches(*make_data(seed=0)), F.mse_loss, optimizer, device)
         val_loss = evaluate(model, batches(*make_data(seed=1)), F.mse_loss, device)
         history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss})
-        torch.save({"model": model.state_dict(), "history": history}, path)
+        torch.save({"model": model.state_dict(), "history": history, "epoch": epoch, "config": config}, path)
         if stop_after is not None and epoch >= stop_after:
             break
     return history
@@ -446,25 +457,33 @@ MUTANTS = [
     Mutant("evaluate/no-eval", evaluate(eval="pass"), misconception="eval-as-no-grad"),
     Mutant("evaluate/always-train-after", evaluate(restore="model.train()"), misconception="mode-not-restored"),
     Mutant("evaluate/left-in-eval", evaluate(restore="pass"), misconception="mode-not-restored"),
-    Mutant("run/model-not-moved", run_answer(model="model = make_model()")),
+    Mutant("run/model-not-moved", run_answer(model="model = make_model(config)")),
     Mutant("run/optimizer-on-another-model", run_answer(
-        optimizer="optimizer = torch.optim.Adam(make_model().to(device).parameters(), lr=0.01)"),
+        optimizer='optimizer = torch.optim.Adam(make_model(config).to(device).parameters(), lr=config["lr"])'),
         misconception="optimizer-on-old-parameters"),
     Mutant("run/optimizer-before-move", run_answer(
-        model="model = make_model()\n    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n    model = model.to(device)",
+        model='model = make_model(config)\n    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])\n    model = model.to(device)',
         optimizer=""), misconception="optimizer-on-old-parameters"),
     Mutant("run/unsafe-load", run_answer(load="map_location=device, weights_only=False"), misconception="unsafe-load"),
     Mutant("run/no-map-location", run_answer(load="weights_only=True")),
     Mutant("run/model-object-saved", run_answer(saved="model"), misconception="saved-model-object"),
-    Mutant("run/seed-after-model", with_default_run(("    torch.manual_seed(0)\n    model = make_model().to(device)",
-                                                     "    model = make_model().to(device)\n    torch.manual_seed(0)"))),
-    Mutant("run/sgd", run_answer(optimizer="optimizer = torch.optim.SGD(model.parameters(), lr=0.01)")),
-    Mutant("run/history-not-restored", with_default_run(('history = checkpoint["history"]',
-                                                         'history = [None] * len(checkpoint["history"])'))),
+    Mutant("run/seed-after-model", with_default_run(("    torch.manual_seed(0)\n    model = make_model(config).to(device)",
+                                                     "    model = make_model(config).to(device)\n    torch.manual_seed(0)"))),
+    Mutant("run/sgd", run_answer(optimizer='optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"])')),
+    Mutant("run/lr-fixed", run_answer(optimizer="optimizer = torch.optim.Adam(model.parameters(), lr=0.01)")),
+    Mutant("run/history-not-restored", with_default_run(('history, done = checkpoint["history"], checkpoint["epoch"]',
+                                                         'history, done = [None] * len(checkpoint["history"]), checkpoint["epoch"]'))),
     Mutant("run/checkpoint-before-training", with_default_run(
-        ("        torch.save({\"model\": model.state_dict(), \"optimizer\": optimizer.state_dict(), \"history\": history}, path)\n", ""),
-        ("        train_loss = train_epoch(", "        torch.save({\"model\": model.state_dict(), \"optimizer\": optimizer.state_dict(), "
-                                            "\"history\": history}, path)\n        train_loss = train_epoch("))),
+        ('        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "config": config,\n'
+         '                    "history": history}, path)\n', ""),
+        ("        train_loss = train_epoch(", '        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
+                                            '"epoch": epoch - 1, "config": config, "history": history}, path)\n'
+                                            "        train_loss = train_epoch("))),
+    Mutant("run/config-from-argument", with_default_run(('        config = checkpoint["config"]\n', "        pass\n"))),
+    Mutant("run/config-not-plain", {"q4_run_answer": "import types\n" + run_answer(config="types.SimpleNamespace(**config)")["q4_run_answer"]},
+           misconception="config-not-plain"),
+    Mutant("run/epoch-not-saved", with_default_run(('"epoch": epoch, "config"', '"config"'))),
+    Mutant("run/epoch-off-by-one", with_default_run(('"epoch": epoch, "config"', '"epoch": epoch - 1, "config"'))),
     Mutant("run/stop-one-late", with_default_run(("epoch >= stop_after", "epoch > stop_after"))),
     Mutant("run/optimizer-state-dropped", with_default_run(('        optimizer.load_state_dict(checkpoint["optimizer"])\n', "")),
            misconception="optimizer-state-dropped"),

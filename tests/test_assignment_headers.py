@@ -1,0 +1,58 @@
+"""What each assignment says it is worth is what its cells' nbgrader metadata grade: the header's
+total, its count of exercises and of questions with their points, each exercise's heading and
+the "check yourself" heading."""
+import re
+
+import pytest
+
+from coursekit import SOURCE_NOTEBOOKS, nbgrader_meta, read_notebook, source_text
+from mutation import exercise_of
+
+WORDS = {word: n for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+HEADER = re.compile(r'\*\*(\d+) points\*\*: (\w+) (?:exercises|parts) \((\d+) points\) and a (\w+)-question '
+                    r'"check yourself" \((\d+) points\)')
+HEADING = re.compile(r"^## (?:Q|Part )(\d+) · .*\((\d+) points?\)$", re.M)
+QUIZ_HEADING = re.compile(r"^## Check yourself \((\d+) points, 1 each\)$", re.M)
+
+
+def graded(path):
+    """{exercise: points} for the code exercises and {item: points} for the quiz, from the metadata."""
+    exercises, quiz = {}, {}
+    for cell in read_notebook(path)["cells"]:
+        meta = nbgrader_meta(cell)
+        if not meta.get("grade"):
+            continue
+        gid, points = meta["grade_id"], float(meta["points"])
+        if gid.startswith("quiz_"):
+            quiz[gid] = points
+        else:
+            exercises[exercise_of(gid)] = exercises.get(exercise_of(gid), 0) + points
+    return exercises, quiz
+
+
+def cells_by_id(path):
+    return {nbgrader_meta(c).get("grade_id"): source_text(c) for c in read_notebook(path)["cells"]}
+
+
+@pytest.mark.parametrize("path", SOURCE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_the_header_states_what_the_metadata_grades(path):
+    exercises, quiz = graded(path)
+    match = HEADER.search(cells_by_id(path)["intro"])
+    assert match, f"{path.name}: the header does not say its points in the course's words"
+    total, count, exercise_points, questions, quiz_points = match.groups()
+    stated = (int(total), WORDS[count], int(exercise_points), WORDS[questions], int(quiz_points))
+    actual = (sum(exercises.values()) + sum(quiz.values()), len(exercises), sum(exercises.values()),
+              len(quiz), sum(quiz.values()))
+    assert stated == actual, f"{path.name}: the header says {stated}, the metadata grades {actual} (total, exercises, their points, questions, their points)"
+
+
+@pytest.mark.parametrize("path", SOURCE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_each_heading_states_its_points(path):
+    exercises, quiz = graded(path)
+    cells = cells_by_id(path)
+    headings = {f"q{n}": int(points) for text in cells.values() if text for n, points in HEADING.findall(text)}
+    assert headings == exercises, f"{path.name}: headings say {headings}, the metadata grades {exercises}"
+    quiz_heading = QUIZ_HEADING.search(cells["quiz_questions"])
+    assert quiz_heading and int(quiz_heading.group(1)) == sum(quiz.values()) == len(quiz), (
+        f"{path.name}: the quiz heading does not match its {len(quiz)} items")
