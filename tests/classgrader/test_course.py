@@ -16,6 +16,7 @@ def test_load_course_of_another_folder_reads_that_folders_config(tmp_path):
     assert course.course_id == "elsewhere" and course.root == str(tmp_path)
 
 
-def test_the_grader_is_both_wings():
-    """A change in the check library or the pipeline changes what grading depends on."""
-    assert sorted(p.rsplit("/", 1)[-1] for p in GRADER_PACKAGES) == ["autograder", "classgrader"]
+def test_the_grader_is_every_package_grading_imports():
+    """A change in the check library, the pipeline or the formatting the checks' messages use
+    (utils) changes what grading depends on."""
+    assert sorted(p.rsplit("/", 1)[-1] for p in GRADER_PACKAGES) == ["autograder", "classgrader", "utils"]
