@@ -220,7 +220,7 @@ def _test(parsed) -> list[str]:
     # Test files run in parallel, one worker per core (COURSE_TEST_WORKERS=0: none), each file
     # whole in one worker: nbval runs a notebook's cells in order in one kernel, and a module's
     # expensive fixture (a graded class, a JupyterLab) is made once.
-    workers = os.environ.get("COURSE_TEST_WORKERS", str(os.cpu_count() or 1))
+    workers = os.environ.get("COURSE_TEST_WORKERS", str(len(os.sched_getaffinity(0))))  # as nproc counts
     parallel = workers != "0" and importlib.util.find_spec("xdist") is not None
     return python("-m", "pytest", *(["-n", workers, "--dist", "loadfile"] if parallel else []), *parsed.rest)
 

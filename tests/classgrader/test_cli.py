@@ -94,6 +94,8 @@ def test_what_good_arguments_run(course, monkeypatch):
     monkeypatch.chdir(course)
     assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
         "classgrader.classroom", "02_devices", "--workers", "3", "--force"]
+    monkeypatch.setenv("COURSE_TEST_WORKERS", "0")
+    assert runs("test", "-x", "tests/test_layout.py")[-4:] == ["-m", "pytest", "-x", "tests/test_layout.py"]
     assert runs("export") == ["nbgrader", "export"]
     assert runs("export", "--format", "moodle")[-3:] == ["classgrader.lms_export", "--format", "moodle"]
     assert runs("report", "--all")[-2:] == ["classgrader.report", "--all"]
