@@ -177,7 +177,7 @@ LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "mode-not-restored": ("05_no_grad.ipynb", "The mode is state on the model"),
     "bare-tensor-attribute": ("06_modules.ipynb", "A bare tensor attribute is neither moved nor saved"),
     "python-list-of-layers": ("06_modules.ipynb", "`nn.ModuleList`, not a Python list"),
-    "statistics-as-parameter": ("06_modules.ipynb", "Statistics as a Parameter: the optimiser changes them"),
+    "statistics-as-parameter": ("06_modules.ipynb", "Optional: statistics as a Parameter, changed by the optimiser"),
     "buffer-updated-in-eval": ("06_modules.ipynb", "`train()` and `eval()`"),
     "saved-model-object": ("07_checkpoints.ipynb", "Save the `state_dict`, not the object"),
     "optimizer-state-dropped": ("07_checkpoints.ipynb", "Resuming with and without the optimiser's state"),

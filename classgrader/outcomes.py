@@ -188,12 +188,17 @@ def write_record(root: str, assignment: str, student: str, notebook: str, record
 
 
 class RecordOutcomes(NbGraderPreprocessor):
-    """After SaveAutoGrades and before SaveFlags (which takes the flags out of resources)."""
+    """After SaveAutoGrades and before SaveFlags (which takes the flags out of resources).
+    The grades are saved by then: a record that cannot be written costs the report that
+    student, never the student a grade."""
 
     def preprocess(self, nb, resources):
         from nbgrader.coursedir import CourseDirectory
         info = resources["nbgrader"]
-        record = notebook_outcomes(nb, resources.get("course_flags", []))
-        write_record(CourseDirectory(config=self.config).root, info["assignment"], info["student"],
-                     info["notebook"], record)
+        try:
+            record = notebook_outcomes(nb, resources.get("course_flags", []))
+            write_record(CourseDirectory(config=self.config).root, info["assignment"], info["student"],
+                         info["notebook"], record)
+        except Exception as error:
+            self.log.warning("No outcomes recorded for %s's %s: %s", info["student"], info["notebook"], error)
         return nb, resources

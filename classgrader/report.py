@@ -76,7 +76,7 @@ def _json_files(folder: str) -> dict[str, dict]:
     found = {}
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         path = os.path.join(folder, name)
-        if not name.endswith(".json") or name.startswith(".") or os.path.islink(path):
+        if not name.endswith(".json") or os.path.islink(path):  # a temporary file ends in .tmp
             continue
         try:
             with open(path, encoding="utf-8") as handle:
@@ -351,7 +351,7 @@ def _grading_section(grading) -> str:
     if grading["devices"]:
         lines.append("Graded on: " + ", ".join(f"{d} ({n})" for d, n in sorted(grading["devices"].items())) + ".")
     if grading["retried"]:
-        lines.append("Given a second worker after one died: " + ", ".join(grading["retried"]) + ".")
+        lines.append("Graded again after their worker died: " + ", ".join(grading["retried"]) + ".")
     if grading["failed"]:
         lines.append("Could not be graded: " + ", ".join(grading["failed"]) + " (see Students to look at).")
     if grading["restarted"]:

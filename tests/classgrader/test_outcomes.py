@@ -173,3 +173,15 @@ def test_recorded_after_nbgrader_saves_the_grades_and_before_the_flags_are_taken
     steps = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().Autograde.autograde_preprocessors
     mine = steps.index("classgrader.outcomes.RecordOutcomes")
     assert steps.index("nbgrader.preprocessors.SaveAutoGrades") < mine < steps.index("classgrader.flags.SaveFlags")
+
+
+def test_a_record_that_cannot_be_written_costs_no_grade(tmp_path, caplog):
+    from traitlets.config import Config
+    from classgrader.outcomes import RecordOutcomes
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path / "nowhere")  # no such folder
+    nb = graded(cell("q1_tests", 1))
+    resources = {"nbgrader": {"student": "ann", "assignment": "a1", "notebook": "nb", "db_url": "sqlite://"}}
+    step = RecordOutcomes(config=config)
+    assert step.preprocess(nb, resources) == (nb, resources)
+    assert "No outcomes recorded for ann's nb" in caplog.text
