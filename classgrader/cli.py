@@ -128,7 +128,9 @@ def parse(name: str, args: list[str]) -> argparse.Namespace:
     if name not in COMMANDS:
         raise BadArguments(f"unknown command '{name}' (try ./course help)")
     if name in PASS_THROUGH:
-        return argparse.Namespace(rest=args)
+        parsed = argparse.Namespace(command=name, rest=args)
+        CHECKS.get(name, lambda _: None)(parsed)
+        return parsed
     rest = []
     if name == "lab" and "--" in args:  # what follows goes to jupyter lab as it is
         args, rest = args[:args.index("--")], args[args.index("--") + 1:]
@@ -168,8 +170,26 @@ def _check_report(checks, parsed) -> None:
         checks.known("report", [assignment])
 
 
+def _check_hub(parsed) -> None:
+    """hub/install.py's own arguments, with its parser where it offers one (parser()), so that a
+    bad one is one line here too; otherwise its parser answers when it runs."""
+    path = os.path.join(REPO, "hub", "install.py")
+    if not os.path.exists(path):
+        raise BadArguments("hub needs hub/install.py, which this copy of the course does not have")
+    make = getattr(_load("course_hub_install", path), "parser", None)
+    if make is None or {"-h", "--help"} & set(parsed.rest):
+        return
+    parser = make()
+
+    def error(message):
+        raise BadArguments(f"hub: {message}; usage: ./course hub -h")
+    parser.error = error
+    parser.parse_args(parsed.rest)
+
+
 CHECKS = {
     "setup": lambda parsed: None,
+    "hub": _check_hub,
     "generate": _instructor(lambda checks, parsed: checks.check_generate(parsed.ids)),
     "autograde": _instructor(_check_autograde),
     "feedback": _instructor(lambda checks, parsed: (_one_id("feedback", parsed), checks.check_feedback(parsed.ids))),

@@ -62,6 +62,18 @@ def test_a_bad_argument_gets_one_line_exit_2_before_anything_heavy(course, name,
     covered(f"./course {args}: one line, exit 2, no .venv, {seconds:.2f} s")
 
 
+def test_the_hubs_arguments_are_checked_with_its_own_parser_where_it_offers_one(course):
+    (course / "hub").mkdir()
+    (course / "hub" / "install.py").write_text(
+        "import argparse\n"
+        "def parser():\n"
+        "    made = argparse.ArgumentParser(prog='course hub')\n"
+        "    made.add_argument('--students', default='a,b')\n"
+        "    return made\n")
+    refused_in_one_line(course, "hub --studnets a,b",
+                        "course: hub: unrecognized arguments: --studnets a,b; usage: ./course hub -h")
+
+
 def test_an_unknown_command_gets_one_line(course):
     refused_in_one_line(course, "grade 01_tensors", "course: unknown command 'grade' (try ./course help)")
 
