@@ -23,9 +23,8 @@ from .judge import KernelLost
 NO_ANSWER = {"plain": None}
 
 
-def timed_out(seconds) -> KernelLost:
-    return KernelLost("TimeoutError", f"this test ran longer than {seconds} s and was stopped; "
-                                      "later cells were graded in a fresh kernel")
+def timed_out(seconds, what: str = "this test") -> KernelLost:
+    return KernelLost("TimeoutError", f"{what} ran longer than {seconds:g} s and was stopped")
 
 
 def serve_code(path: str, seed: int | None = None) -> str:
@@ -37,10 +36,15 @@ def serve_code(path: str, seed: int | None = None) -> str:
 
 class AnswerChannel:
     """One test's conversation with the student's kernel. `folder_fd` is the records area root
-    owns; `kernel_path` the same folder as the kernel sees it; `seconds` the test's time limit."""
+    owns; `kernel_path` the same folder as the kernel sees it; `seconds` the test's time limit,
+    `per_answer` what one answer may take (a call of the student's code, as a cell may): a hang
+    is found in that time, while a test of many quick questions is not cut short because the
+    machine is busy and each hand-over slow."""
 
-    def __init__(self, folder_fd: int, kernel_path: str, seconds: float, seed: int | None = None):
+    def __init__(self, folder_fd: int, kernel_path: str, seconds: float, seed: int | None = None,
+                 per_answer: float | None = None):
         self.seconds, self.deadline = seconds, time.monotonic() + seconds
+        self.per_answer = per_answer or seconds
         name = f"{secrets.token_hex(8)}.sock"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         # Bound through the folder's descriptor: no path the kernel could have changed is walked.
@@ -58,10 +62,13 @@ class AnswerChannel:
         payload = dumps({**request, "token": token})
         try:
             connection = self._connected()
-            connection.settimeout(self._left())
+            left = self._left()
+            connection.settimeout(min(left, self.per_answer))
             send_frame(connection, payload)
             reply = read_frame(connection)
         except TimeoutError:
+            if self.per_answer < left:
+                raise timed_out(self.per_answer, "the answer to one of its questions")
             raise timed_out(self.seconds)
         except OSError:
             reply = None

@@ -41,6 +41,30 @@ def default_workers() -> int:
     return (os.cpu_count() or 1) + 1
 
 
+PREPARING = 5  # the grader's own run of the solution may hold a worker this many student allowances
+WORKER_MEMORY = 6 * 2**30  # one grading worker: nbgrader, torch and one student's test data (c.ClassRun.worker_memory_bytes)
+
+
+def student_seconds(config) -> float:
+    """How long one student's grading may hold a worker before the watchdog ends it
+    (c.ClassRun.student_seconds): by default twice what the worker itself allows a notebook
+    (IsolatedExecute.student_budget, by default 20 cell timeouts), so that the worker's own
+    bound, which grades what it can, acts first."""
+    if config.ClassRun.get("student_seconds"):
+        return float(config.ClassRun.student_seconds)
+    timeout = config.Execute.get("timeout", 120) or 120
+    budget = config.IsolatedExecute.get("student_budget", 0) or 20 * timeout
+    return 2 * budget + 60
+
+
+def _how_it_ended(status: int) -> str:
+    """A worker's end, as waitpid's status says it."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        return f"killed by {signal.Signals(number).name}" if number in signal.Signals._value2member_map_ else f"signal {number}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
 class ZygoteGone(RuntimeError):
     """No kernel can start: the run stops instead of failing every student one by one."""
 
@@ -75,7 +99,8 @@ def grader_version(course, assignment: str) -> str:
     source = course.format_path(course.source_directory, ".", assignment)
     paths = sorted(os.path.join(source, f) for f in os.listdir(source))
     for package in GRADER_PACKAGES:
-        paths += sorted(os.path.join(package, f) for f in os.listdir(package) if f.endswith(".py"))
+        paths += sorted(os.path.join(folder, f) for folder, _, files in os.walk(package)
+                        for f in files if f.endswith((".py", ".j2", ".json")))
     for path in paths + [os.path.join(course.root, "nbgrader_config.py")]:
         if os.path.isfile(path):
             digest.update(open(path, "rb").read())
@@ -105,6 +130,18 @@ class ClassRun:
         self.work = os.path.join(root, "runtime", "grading", assignment)
         self.release = self.course.format_path(self.course.release_directory, ".", assignment)
         self.expected = sorted(f for f in os.listdir(self.release) if f.endswith(".ipynb"))
+        self.student_seconds = student_seconds(self.course.config)
+        self.worker_memory = int(self.course.config.ClassRun.get("worker_memory_bytes", 0) or WORKER_MEMORY)
+
+    def _in_gradebook(self) -> bool:
+        """Whether nbgrader's gradebook knows the assignment (./course generate records it)."""
+        from nbgrader.api import Gradebook, MissingEntry
+        with Gradebook(self.course.db_url) as gradebook:
+            try:
+                gradebook.find_assignment(self.assignment)
+                return True
+            except MissingEntry:
+                return False
 
     def submissions(self) -> dict[str, str]:
         submitted = os.path.join(self.root, self.course.submitted_directory)
@@ -154,52 +191,125 @@ class ClassRun:
                       ignore_errors=True)
 
     def grade(self, pending: dict[str, dict]) -> list[str]:
-        """Run the workers; returns the students that could not be graded."""
-        left = dict(pending)
-        for attempt in range(2):  # a dead worker's students get one more try in a new worker
-            if not left:
-                break
-            if attempt:
-                self._reshard(left)
-            self._run_workers(sorted({info["shard"] for info in left.values()}), left)
-        return sorted(left)
+        """Run the workers until every student has a verdict; returns the students marked failed.
+        A worker that dies (a crash, or the watchdog: see _run_workers) costs only its cause:
+        the student it was grading then is graded again alone, the rest of its shard in new
+        shards; a student whose grading dies when alone is marked failed with the reason."""
+        left, alone, failed = dict(pending), set(), []
+        round_number = 0
+        while left:
+            before = len(left)
+            died = self._run_workers(sorted({info["shard"] for info in left.values()}), left)
+            round_number += 1
+            for student, why in died.items():
+                if student in alone:
+                    self._mark_failed(student, left.pop(student), why)
+                    failed.append(student)
+                alone.add(student)
+            if left and len(left) == before and not died:  # workers ended with nobody to blame
+                for student in sorted(left):
+                    self._mark_failed(student, left.pop(student), "its grading worker ended before grading it "
+                                                                  f"(see {self.work}/worker-*.log)")
+                    failed.append(student)
+            if left:
+                self._reshard(left, alone, round_number)
+        return sorted(failed)
 
-    def _reshard(self, left):
-        for student, info in left.items():
-            target = os.path.join(self.work, "shards", "retry", student, self.assignment)
+    def _reshard(self, left, alone, round_number):
+        """The students left, in new shards: each suspect of a crash in a shard of its own."""
+        others = sorted(student for student in left if student not in alone)
+        shards = max(1, min(self.workers, len(others)))
+        for number, student in enumerate(sorted(left)):
+            name = f"alone-{student}" if student in alone else f"retry-{number % shards}"
+            shard = os.path.join(self.work, "shards", f"round-{round_number}", name)
+            target = os.path.join(shard, student, self.assignment)
             shutil.rmtree(os.path.dirname(target), ignore_errors=True)
-            staging.copy_tree(os.path.join(info["shard"], student, self.assignment), target)
-            info["shard"] = os.path.join(self.work, "shards", "retry")
+            staging.copy_tree(os.path.join(left[student]["shard"], student, self.assignment), target)
+            left[student]["shard"] = shard
             self._forget_attempt(student)
+
+    def _memory_limit(self):
+        """A memory limit of its own for the next worker (the cgroup memory controller), or None
+        where the machine has none: the worker then bounds its address space instead."""
+        from . import cgroup
+        try:
+            return cgroup.MemoryLimit.create(self.worker_memory, "grade-worker")
+        except cgroup.CgroupUnavailable as why:
+            if not getattr(self, "_said_no_cgroup", False):
+                self.out.write(f"(no cgroup memory limit for the workers: {why}; each bounds its address space)\n")
+                self._said_no_cgroup = True
+            return None
+
+    def _how_it_ended(self, status: int, memory) -> str:
+        """How a worker ended, and whether its memory limit ended it; its limit is removed."""
+        if memory is None:
+            return _how_it_ended(status)
+        try:
+            if memory.oom_kills():
+                return f"it went past its memory limit of {self.worker_memory / 2**30:.1f} GiB"
+            return _how_it_ended(status)
+        finally:
+            memory.close()
+
+    def _mark_failed(self, student: str, info: dict, why: str) -> None:
+        """A verdict for a student whose grading cannot finish: a flag with the reason."""
+        flags = [{"item": None, "reason": reason} for reason in info["flags"]]
+        flags.append({"item": None, "reason": f"not graded: {why}; review by hand, or run again with --force"})
+        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags, "failed": why}))
+        self.out.write(f"\r\033[K  {student:<32} NOT GRADED: {why[:90]}\n")
 
     def _run_workers(self, shards, left):
         from . import grade_worker
         pipes = {}  # read end -> worker pid; each worker reports on a pipe of its own
+        memory = {}  # read end -> the worker's memory limit (a cgroup.MemoryLimit), where there is one
         for n, shard in enumerate(shards):
             read, write = os.pipe()
+            memory[read] = self._memory_limit()
             pid = grade_worker.start(self.assignment, shard, write, os.path.join(self.work, f"worker-{n}.log"),
-                                     self.zygote.socket_path)
+                                     self.zygote.socket_path, memory[read] or self.worker_memory)
             os.close(write)  # the worker holds the only write end: its end is the pipe's end
             pipes[read] = pid
         pending = {read: b"" for read in pipes}
+        grading = {}  # read end -> (student, when its grading started)
+        died = {}  # student -> why: the student a worker was grading when it died
         while pipes:
             ready, _, _ = select.select(list(pipes), [], [], 0.5)
             for read in ready:
                 chunk = os.read(read, 65536)
                 if not chunk:  # the worker is gone (done or dead); a dead one's students stay left
                     os.close(read)
-                    os.waitpid(pipes.pop(read), 0)
+                    _, status = os.waitpid(pipes.pop(read), 0)
+                    student = grading.pop(read, (None,))[0]
+                    how = self._how_it_ended(status, memory.pop(read))
+                    if student in left and student not in died:
+                        died[student] = f"its grading worker ended ({how}) while grading it"
                     continue
                 *lines, pending[read] = (pending[read] + chunk).split(b"\n")
                 for line in lines:
                     event = json.loads(line)
+                    if "started" in event or "prepared" in event:  # a student's clock starts (again)
+                        grading[read] = (event.get("started", grading.get(read, (None,))[0]), time.monotonic())
+                        continue
+                    if "preparing" in event:  # the grader's own run of the solution: a longer clock
+                        student = grading.get(read, (None,))[0]
+                        grading[read] = (student, time.monotonic() + PREPARING * self.student_seconds)
+                        continue
+                    grading.pop(read, None)
                     self._finished(event["student"], left.pop(event["student"], None), event)
+            for read, (student, since) in list(grading.items()):
+                if time.monotonic() - since > self.student_seconds and read in pipes:
+                    # The watchdog: whatever holds this worker (a stall in the grader's own process),
+                    # it ends here, and the student is graded again alone.
+                    died[student] = f"its grading took longer than {self.student_seconds:.0f} s"
+                    os.kill(pipes[read], signal.SIGKILL)
+                    grading[read] = (student, float("inf"))
             self._bar()
             if self.zygote.failed():
                 for read, pid in pipes.items():
                     os.kill(pid, signal.SIGKILL)
                     os.close(read)
                 raise ZygoteGone(self.zygote.failed())
+        return died
 
     def _finished(self, student, info, event):
         if info is None:
@@ -229,6 +339,10 @@ class ClassRun:
         self.out.write(f"{self.assignment}: {len(students)} submissions, {len(pending)} to grade "
                        f"({len(students) - len(pending)} already graded), {self.workers} workers\n")
         failed = []
+        if pending and not self._in_gradebook():
+            self.out.write(f"./course autograde: the gradebook has no assignment '{self.assignment}' (its record "
+                           f"was removed with runtime/?): run ./course generate {self.assignment}, then grade again\n")
+            return 2
         if pending:
             for name in GRADING_STACK:
                 __import__(name)
@@ -237,8 +351,9 @@ class ClassRun:
             self.out.write("\n")
         write_flags_csv(self.root, self.course)
         for student in failed:
-            self.out.write(f"NOT GRADED: {student} (see {self.work}/worker-*.log); run again to retry\n")
-        return 1 if failed else 0
+            self.out.write(f"NOT GRADED: {student}, flagged with the reason (see runtime/flags.csv and "
+                           f"{self.work}/worker-*.log)\n")
+        return 0
 
 
 def write_flags_csv(root: str, course) -> str:

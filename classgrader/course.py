@@ -11,6 +11,7 @@ def load_course(root: str):
     return CourseDirectory(config=config)
 
 
-# What grading depends on besides the notebooks: both wings of the course's code.
-GRADER_PACKAGES = [os.path.dirname(os.path.abspath(__file__)),
-                   os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder")]
+# What grading depends on besides the notebooks: every package of the course's code that
+# grading imports (utils formats the checks' messages).
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADER_PACKAGES = [os.path.join(_REPO, name) for name in ("classgrader", "autograder", "utils")]

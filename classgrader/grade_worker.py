@@ -59,15 +59,22 @@ def main(assignment: str, shard: str, *extra: str, report: int | None = None) ->
                                       *extra])
 
 
-def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket: str) -> int:
+def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket: str, memory=None) -> int:
     """Fork a worker for `shard`, its output going to `log_path`; returns its pid. It ends
-    with the class run: a killed run leaves no worker writing to the gradebook."""
+    with the class run: a killed run leaves no worker writing to the gradebook. `memory` bounds
+    it before it does anything: a cgroup.MemoryLimit it joins, or a number of bytes of address
+    space (where the machine has no memory controller; the worker uses no accelerator)."""
     sys.stdout.flush(), sys.stderr.flush()  # else buffered text would be written twice
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        if isinstance(memory, int):
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        elif memory is not None:
+            memory.add(0)
         die_with_parent(signal.SIGTERM)
         ctypes.CDLL(None).prctl(PR_SET_NAME, NAME)
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

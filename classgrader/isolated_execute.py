@@ -28,6 +28,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import time
 
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -36,7 +37,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Set
+from traitlets import Bool, Dict, Float, Set
 
 from . import answer_channel, judge, sandbox, staging, verify
 from .kernel_zygote import ZYGOTE_ENV
@@ -86,10 +87,25 @@ def copy_regular_files(source: str, target: str) -> None:
 
 
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
+# A test judged in the grader, or a shadow, asks the kernel many questions and does the test's
+# own work here: each answer may take one cell timeout (a call of the student's code, as a cell
+# may), the whole test this many before it counts as a hang. The grader's own
+# run of the solution takes even longer to count as one: what it establishes must not depend on
+# how busy the machine is.
+GRADER_TIMEOUTS = 10
+REFERENCE_TIMEOUTS = 6
+# Kernels a student's answers may lose while the grader asks them (a function that hangs past
+# an interrupt, or kills its kernel): each costs a fresh kernel and a re-run of every kept cell,
+# so after this many the rest of the notebook is left ungraded (flagged) instead.
+MAX_LOST_KERNELS = 2
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
 _plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
 _references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks})
+
+
+# The cell nbclient is told it waits on while the kernel answers a test judged in the grader.
+ANSWERING = NotebookNode(cell_type="code", source="(the grader's questions)", metadata={}, outputs=[])
 
 
 class SourcePlan:
@@ -125,14 +141,20 @@ class IsolatedExecute(Execute):
     classifying = Bool(False, help="The grader's own run: which tests can be judged outside the "
                                    "kernel (they pass there for the solution)")
     outside = Set(help="Grade ids of the tests judged outside the student's process")
+    student_budget = Float(0, help="Seconds one student's notebook may take in all before its remaining "
+                                   "cells are left ungraded and flagged (0: 20 cell timeouts)").tag(config=True)
 
     def preprocess(self, nb, resources, km=None):
         plan = self._plan(resources)
         reference = None if self.making_reference else self._reference(plan)
         NotebookClient.__init__(self, nb, km)
+        if self.making_reference:  # the solution's run never races the machine
+            self.timeout = (self.timeout or 120) * REFERENCE_TIMEOUTS
         self.observed, self.shadows, self.plan, self.reference = {}, {}, plan, None
+        self.incomplete = {}  # grade id -> why the grader's own run could not establish it
         if reference is not None:
-            self.outside, self.reference, self.shadows = reference
+            self.outside, self.reference, self.shadows, self.incomplete = reference
+        self.started, self.lost_kernels, self.given_up = time.monotonic(), 0, None
         self.judged_outside, self.judge = set(), None
         if plan is not None and (self.outside or self.shadows or self.classifying):
             self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
@@ -190,8 +212,15 @@ class IsolatedExecute(Execute):
         if plan is None:
             return None
         if plan.key not in _references:
-            own = self._own_run(plan, classifying=True)
-            _references[plan.key] = (set(own.judged_outside), own.observed, own.shadows)
+            from . import progress
+            progress.preparing(f"the grader's own run of {os.path.basename(plan.path)}")
+            try:
+                own = self._own_run(plan, classifying=True)
+            finally:
+                progress.prepared()
+            _references[plan.key] = (set(own.judged_outside), own.observed, own.shadows, own.incomplete)
+            for grade_id, why in own.incomplete.items():
+                self.log.warning("The grader's own run of %s could not establish %s: %s", plan.path, grade_id, why)
         return _references[plan.key]
 
     def _own_run(self, plan, **options):
@@ -295,6 +324,8 @@ class IsolatedExecute(Execute):
             await self._stop()
             await self._start()
             for index in kept:
+                if self._out_of_budget():
+                    return dropped
                 before = set(os.listdir(self.trace_fd))
                 outcome = await self._run(copy.deepcopy(self.nb.cells[index]), index)
                 if outcome is not None or _findings(self._new_records(before)) != []:
@@ -345,6 +376,19 @@ class IsolatedExecute(Execute):
             return [{"kind": "unreadable", "name": str(error), "got": {}, "expected": {}, "options": {}}]
 
     # -- the notebook -----------------------------------------------------------------------
+    def _out_of_budget(self) -> bool:
+        """Whether this notebook has had all the grading it gets (flagged once, with why): its
+        kernels were lost too often while the grader asked them, or it took too long in all."""
+        if self.given_up is None:
+            budget = self.student_budget or 20 * (self.timeout or 120)
+            if time.monotonic() - self.started > budget:
+                self._give_up(f"grading this notebook took longer than its {budget:.0f} s in all")
+        return self.given_up is not None
+
+    def _give_up(self, why: str) -> None:
+        self.given_up = why
+        self.flags.append((None, f"not graded in full: {why}; the cells after that were left ungraded"))
+
     async def _run_notebook(self):
         await self._start()
         kept = []  # student and setup cells that ran cleanly, re-run after a restart
@@ -353,6 +397,10 @@ class IsolatedExecute(Execute):
                 continue
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             is_test = utils.is_grade(cell)
+            if self._out_of_budget():
+                if is_test:
+                    cell.outputs.append(_error_output("NotGraded", f"{self.given_up}: this test was not run"))
+                continue
             if is_test and self._judged_here(grade_id) and await self._judge_outside(cell, grade_id, kept):
                 continue
             if is_test:
@@ -396,7 +444,9 @@ class IsolatedExecute(Execute):
             outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
         except judge.KernelLost as lost:
             outputs = [_error_output(*lost.args)]
-            await self._recover(kept)
+            if self.classifying:
+                self.incomplete[grade_id] = f"the solution's test in the grader ended with {lost.args[0]}: {lost.args[1]}"
+            await self._lost(lost, kept)
         if self.classifying and any(o.output_type == "error" for o in outputs):
             return False
         cell.outputs = outputs
@@ -404,27 +454,71 @@ class IsolatedExecute(Execute):
             self.judged_outside.add(grade_id)
         return True
 
+    def _grader_seconds(self) -> float:
+        return (self.timeout or 120) * GRADER_TIMEOUTS
+
+    def _get_timeout(self, cell):
+        if cell is ANSWERING:  # the kernel's end of a test judged here: as long as the test may take
+            return self._grader_seconds()
+        return super()._get_timeout(cell)
+
     async def _in_grader(self, work, code, seed=None):
         """work(code), a judge.Judge method, in a thread, while the student's kernel answers
         its questions (seeded first, given a seed); judge.KernelLost when the kernel died or hung
-        meanwhile."""
+        meanwhile. A kernel that hung is interrupted first: if it comes back, its state is
+        intact and only this test is lost (the KernelLost says so: kernel_alive)."""
+        seconds = self._grader_seconds()
         self._channel = channel = answer_channel.AnswerChannel(
-            self.records_fd, os.path.join(self.cwd, RECORDS), self.timeout or 120, seed)
+            self.records_fd, os.path.join(self.cwd, RECORDS), seconds, seed, per_answer=self.timeout or 120)
         serving = asyncio.ensure_future(self._serve(channel))
         testing = asyncio.ensure_future(asyncio.to_thread(work, code))
         try:
             await asyncio.wait({serving, testing}, return_when=asyncio.FIRST_COMPLETED)
             if not testing.done():  # the kernel's end is gone (the kernel died): unblock the test
                 channel.interrupt()
-            result = await testing
+            try:  # bounded even if the test's own work here never ends: the run goes on
+                result = await asyncio.wait_for(asyncio.shield(testing), 2 * seconds)
+            except asyncio.TimeoutError:
+                raise judge.KernelLost("TimeoutError", f"the grader's own work on this test went on past {2 * seconds:.0f} s "
+                                                       "and was abandoned; later cells were graded in a fresh kernel")
             channel.close()
             await serving
             return result
-        except judge.KernelLost:
-            serving.cancel()
+        except judge.KernelLost as lost:
+            lost.kernel_alive = lost.args[0] == "TimeoutError" and not serving.done() \
+                and testing.done() and await self._interrupted(serving, channel)
+            if not serving.done():
+                serving.cancel()
             raise
         finally:
             channel.close()
+
+    async def _interrupted(self, serving, channel) -> bool:
+        """Whether the kernel, hung in the student's code while answering, ends its answering
+        cell once interrupted (as a student's own interrupt would stop it): then nothing it
+        holds is lost, and no restart is needed."""
+        try:
+            await ensure_async(self.km.interrupt_kernel())
+        except Exception:  # noqa: BLE001 (no interrupt could be sent: the kernel is replaced)
+            return False
+        channel.close()  # the kernel's loop, once back, reads the end of the conversation
+        try:
+            await asyncio.wait_for(asyncio.shield(serving), self.timeout or 120)
+            return True
+        except (asyncio.TimeoutError, judge.KernelLost):
+            return False
+
+    async def _lost(self, lost, kept) -> None:
+        """A kernel lost while the grader asked it: replaced (kept cells re-run), unless the
+        interrupt brought it back; after MAX_LOST_KERNELS replacements the rest is not graded."""
+        if getattr(lost, "kernel_alive", False):
+            return
+        self.lost_kernels += 1
+        if self.lost_kernels >= MAX_LOST_KERNELS and not self.making_reference:
+            self._give_up(f"the kernel was lost {self.lost_kernels} times while the grader asked it "
+                          f"({lost.args[0]}: {lost.args[1]})")
+            return
+        await self._recover(kept)
 
     async def _shadow(self, cell, grade_id, kept) -> None:
         """A test run in the kernel, paired with what the grader can establish itself: its
@@ -442,7 +536,9 @@ class IsolatedExecute(Execute):
                                                    judge.seed_of(f"{grade_id} (shadow)"))
         except judge.KernelLost as lost:
             passed, failed = [], [f"{lost.args[0]}: {lost.args[1]}"]
-            await self._recover(kept)
+            if self.classifying:
+                self.incomplete[grade_id] = f"the solution's shadow ended with {lost.args[0]}: {lost.args[1]}"
+            await self._lost(lost, kept)
         if self.classifying:
             if passed:
                 self.shadows[grade_id] = (passed, failed)
@@ -463,12 +559,12 @@ class IsolatedExecute(Execute):
         """The kernel's end, as one cell execution; KernelLost if the kernel dies or hangs."""
         try:
             msg_id = await ensure_async(self.kc.execute(channel.code, silent=True, store_history=False))
-            await self.async_wait_for_reply(msg_id)
+            await self.async_wait_for_reply(msg_id, ANSWERING)
         except DeadKernelError:
             raise judge.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
                                    "exited, or ran out of memory); later cells were graded in a fresh kernel")
         except CellTimeoutError:
-            raise answer_channel.timed_out(self.timeout)
+            raise answer_channel.timed_out(self._grader_seconds())
 
     def _ask_from_thread(self, request: dict):
         """judge.Judge's way to the student's kernel, from the thread the test runs in."""
@@ -481,13 +577,24 @@ class IsolatedExecute(Execute):
 
     def _judge(self, cell, grade_id, entries):
         if any(o.output_type == "error" for o in cell.outputs):
+            if self.making_reference and self.plan is not None and grade_id in self.plan.tests:
+                error = next(o for o in cell.outputs if o.output_type == "error")
+                self.incomplete.setdefault(grade_id, f"the solution failed it ({error.ename}: {error.evalue[:200]})")
             return  # failed in the kernel: nbgrader scores it 0 as usual
         if self.making_reference:
             self.observed[grade_id] = entries
             return
         own = self.reference.get(grade_id) if self.reference is not None else None
-        if self.reference is not None and own is None:
-            self.log.warning("No reference records for %s: judged on the kernel's records alone", grade_id)
+        if self.reference is not None and (own is None or grade_id in self.incomplete):
+            # Fail closed: without the grader's own account of this test, the kernel's word is all
+            # there is, and that earns nothing.
+            why = self.incomplete.get(grade_id, "it recorded nothing there")
+            self.flags.append((grade_id, f"review: the grader's own run of the solution could not establish this "
+                                         f"test ({why}); it scores 0 until reviewed"))
+            cell.outputs.append(_error_output(
+                "UnverifiedResult", "this test passed inside your notebook, but the grader could not check it on its "
+                "own this time; it scores 0 and was flagged for your instructor to review"))
+            return
         problems, review = verify.judge(entries, own)
         if review:
             self.flags.append((grade_id, "review: this test's records part from the grader's own run of the "

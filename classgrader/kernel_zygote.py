@@ -279,8 +279,12 @@ def serve(socket_path: str) -> None:
                     relay, _ = listener.accept()
                     # The relay hands over its stdin, stdout and stderr: the kernel's low-level
                     # output then reaches whoever started the relay, as with a normal kernel.
-                    message, stdio, _, _ = socket.recv_fds(relay, 1 << 20, 3)
-                    request = json.loads(message)
+                    try:
+                        message, stdio, _, _ = socket.recv_fds(relay, 1 << 20, 3)
+                        request = json.loads(message)
+                    except (OSError, ValueError):  # a relay that died before it asked: nothing to start
+                        relay.close()
+                        continue
                     group = _memory_group_or_say_why(request, relay)
                     # Single-threaded on purpose: forking a process with other threads is unsafe.
                     kernels[relay] = _fork_kernel(request, stdio, group)
@@ -288,7 +292,11 @@ def serve(socket_path: str) -> None:
                         groups[kernels[relay]] = group
                     for fd in stdio:
                         os.close(fd)
-                    relay.sendall(json.dumps({"pid": kernels[relay]}).encode() + b"\n")
+                    try:
+                        relay.sendall(json.dumps({"pid": kernels[relay]}).encode() + b"\n")
+                    except OSError:  # the relay died meanwhile (its worker crashed): only its kernel goes
+                        _kill(kernels.pop(relay))
+                        relay.close()
                 elif not conn.recv(1):  # the relay is gone: so must its kernel be
                     _kill(kernels.pop(conn))
                     conn.close()

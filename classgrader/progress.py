@@ -2,8 +2,9 @@
 
 nbgrader calls `before` and `after` around each student (its pre/post convert hooks, set in
 nbgrader_config.py); `flags.SaveFlags` calls `note_flags` in between, in the same worker
-process. `after` writes one JSON line, {"student", "seconds", "flags"}, to the pipe the class
-run gave the worker (`report_to`). Outside a class run no pipe is set and nothing is written."""
+process. `before` writes one JSON line, {"started"}, and `after` one, {"student", "seconds",
+"flags"}, to the pipe the class run gave the worker (`report_to`). Outside a class run no pipe
+is set and nothing is written."""
 import json
 import os
 import time
@@ -33,11 +34,26 @@ def before(assignment, student, notebooks):
     student = _student(notebooks)
     _started[student] = time.perf_counter()
     _flags.pop(student, None)
+    _send({"started": student})  # should this worker die now, the class run knows whose grading did it
+
+
+def preparing(what: str) -> None:
+    """The grader's own work before a student's grading can be timed (its run of the solution,
+    once per worker): the class run's watchdog gives it a clock of its own."""
+    _send({"preparing": what})
+
+
+def prepared() -> None:
+    """The grader's own work is done: the student's clock starts again from here."""
+    _send({"prepared": True})
+
+
+def _send(event: dict) -> None:
+    if _state["fd"] is not None:
+        os.write(_state["fd"], (json.dumps(event) + "\n").encode())  # one write: lines never interleave
 
 
 def after(assignment, student, notebooks):
     student = _student(notebooks)
     seconds = time.perf_counter() - _started.pop(student, time.perf_counter())
-    line = json.dumps({"student": student, "seconds": seconds, "flags": _flags.pop(student, [])}) + "\n"
-    if _state["fd"] is not None:
-        os.write(_state["fd"], line.encode())  # one write: lines from one worker never interleave
+    _send({"student": student, "seconds": seconds, "flags": _flags.pop(student, [])})

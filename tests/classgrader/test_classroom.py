@@ -73,6 +73,50 @@ def test_a_dead_worker_does_not_stop_the_class(tmp_path, covered):
     covered("a worker killed mid-run: its students were graded by a new one, the others carried on")
 
 
+# Grading that kills or holds its worker, whatever the cause: here the worker's own hook before
+# a student (nbgrader's pre_convert_hook, in the real worker) crashes it or never returns.
+FAULTY_WORKER = """
+import os, signal, time
+from classgrader import progress
+
+def before(assignment, student, notebooks):
+    progress.before(assignment, student, notebooks)
+    name = progress._student(notebooks)
+    if name == "crasher":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    while name == "staller":
+        time.sleep(1)
+"""
+
+
+def test_a_crash_or_a_stall_costs_only_its_cause(tmp_path, covered):
+    course = make_course(tmp_path, ["01_tensors"])
+    (course / "faulty_worker.py").write_text(FAULTY_WORKER)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write('\nc.Autograde.pre_convert_hook = "faulty_worker.before"\nc.ClassRun.student_seconds = 45\n')
+    source = read_notebook(ROOT / "source" / "01_tensors" / NOTEBOOK)
+    release = read_notebook(course / "release" / "01_tensors" / NOTEBOOK)
+    students = ["crasher", "s0", "s1", "s2", "staller"]  # sorted: both faulty ones share no shard's end
+    for student in students:
+        write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
+    run = subprocess.run([sys.executable, "-m", "classgrader.classroom", "01_tensors", "--workers", "2"],
+                         cwd=course, env=tool_env(), capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
+        totals = {s.student.id: s.score for s in gradebook.find_assignment("01_tensors").submissions}
+    assert {student: totals.get(student) for student in ("s0", "s1", "s2")} == dict.fromkeys(("s0", "s1", "s2"), 16.0)
+    import csv
+    with open(course / "runtime" / "flags.csv", newline="") as handle:
+        reasons = {row["student_id"]: row["reason"] for row in csv.DictReader(handle)}
+    assert "killed by SIGSEGV" in reasons["crasher"] and "not graded" in reasons["crasher"], reasons
+    assert "took longer than 45 s" in reasons["staller"], reasons
+    assert set(reasons) == {"crasher", "staller"}
+    assert "NOT GRADED: crasher" in run.stdout and "NOT GRADED: staller" in run.stdout
+    covered("a student whose grading crashes its worker (SIGSEGV) or holds it (past the watchdog) is graded "
+            "alone once more, then marked failed with the reason; every other student of its shard is graded")
+
+
 def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
     course = make_course(tmp_path, ["01_tensors"])
     release = read_notebook(course / "release" / "01_tensors" / NOTEBOOK)

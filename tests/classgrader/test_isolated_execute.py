@@ -119,8 +119,9 @@ def test_the_graders_own_runs_decide_which_tests_it_judges_itself(covered):
     storage or the graph, or fail for the solution when judged outside, stay in the kernel."""
     config = Config()
     config.IsolatedExecute.use_sandbox = sandbox.unavailable_reason() is None
-    outside, observed, shadows = isolated_execute.IsolatedExecute(config=config)._reference(
+    outside, observed, shadows, incomplete = isolated_execute.IsolatedExecute(config=config)._reference(
         _plan_for("03_broadcasting_views"))
+    assert incomplete == {}, "the grader's own run of the solution established every test"
     assert {"q1_broadcast_shape_tests", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests"} <= outside
     assert "q4_flat_copy_tests" not in outside and "q4_flat_copy_tests" in observed  # it looks at data_ptr
     assert "q3_shares_storage_tests" in outside  # views cross pickled together, their storage shared
@@ -131,3 +132,23 @@ def test_the_graders_own_runs_decide_which_tests_it_judges_itself(covered):
     assert len(passed) >= 10 and all(kind in ("tensor", "value", "pitfall", "keys") for kind, _ in passed)
     covered(f"03: {len(outside)} tests judged by the grader, {len(observed)} in the kernel, "
             f"{len(shadows)} of them shadowed by the grader's own value checks")
+
+
+def test_a_test_the_graders_own_run_could_not_establish_fails_closed():
+    """However fast or slow the machine: a test whose reference the grader's own run of the
+    solution could not complete (a timeout, a crash) earns nothing on the kernel's word alone,
+    and says so for review; one whose reference is complete is judged on its records."""
+    from nbformat.notebooknode import NotebookNode
+    grader = isolated_execute.IsolatedExecute(config=Config())
+    grader.flags, grader.making_reference, grader.plan = [], False, None
+    record = {"kind": "value", "name": "x", "got": {"plain": 1}, "expected": {"plain": 1}, "options": {}}
+    for incomplete, reference in (({"t": "the solution's shadow ended with TimeoutError: slow"}, {"t": [record]}),
+                                  ({}, {})):
+        grader.incomplete, grader.reference = incomplete, reference
+        cell = NotebookNode(outputs=[])
+        grader._judge(cell, "t", [record])
+        assert [o.ename for o in cell.outputs] == ["UnverifiedResult"]
+        assert "could not establish this test" in grader.flags[-1][1]
+    grader.incomplete, grader.reference, cell = {}, {"t": [record]}, NotebookNode(outputs=[])
+    grader._judge(cell, "t", [record])
+    assert cell.outputs == []

@@ -579,6 +579,72 @@ def _tests(*names) -> set:
     return {full.get(n, n) for n in names}
 
 
+# A tensor that is not one: stays in the kernel as a handle, and reads differently each time it
+# is asked (its shape is right; what the checks' comparison reads is an empty tensor, which
+# broadcasts so that nothing differs). A handle claims no class, and a comparison reads exactly
+# the shape it checked.
+LYING_TENSOR = {"q3_channel_means_answer": '''
+class Shadowy(torch.Tensor):
+    def detach(self):
+        return torch.empty((0, *self.shape), dtype=self.dtype)
+
+def channel_means(img):
+    return (img.float().mean(dim=(0, 1)) / 255).as_subclass(Shadowy)  # wrong values
+'''}
+
+# Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
+_SHARED_64 = """
+def _endless():
+    node = {"plain": 1}
+    for _ in range(64):
+        node = {"list": [node, node]}
+    return node
+"""
+# An otherwise honest notebook drops a record file of shared references where the grader reads.
+EXPANDING_RECORD = _SHARED_64 + """
+import os
+if os.environ.get("COURSE_TRACE_DIR"):
+    torch.save([{"kind": "audit", "name": "audit", "got": _endless(), "expected": {"plain": None}, "options": {}}],
+               os.path.join(os.environ["COURSE_TRACE_DIR"], f"{os.getpid()}-999999.pt"))
+"""
+# The answer server's replies replaced by shared references (what it answers is the kernel's).
+EXPANDING_REPLY = _SHARED_64 + """
+import io
+import classgrader.answer_server as _server
+
+def _respond(namespace, request, handles=None):
+    buffer = io.BytesIO()
+    torch.save({"tuple": [{"plain": _server.loads(request)["token"]}, _endless()]}, buffer)
+    return b"T" + buffer.getvalue()
+
+_server.respond = _respond
+"""
+# Answers that take half the cell timeout, and hang when the grader calls them (the Try-it's own
+# call returns). One stops at an interrupt, as a beginner's endless loop does: only that test
+# is lost. The other swallows every interrupt: each such hang costs a fresh kernel, and after the
+# second the rest of the notebook is left ungraded, flagged.
+_SLOW_THEN_HANG = """
+import time
+time.sleep({pause})
+calls = []
+def {name}({args}):
+    calls.append(1)
+    while len(calls) > 1:
+        {wait}
+    return {result}
+"""
+
+
+def _slow_then_hang(swallow: bool, pause: float) -> dict:
+    wait = ("try:\n            time.sleep(0.2)\n        except KeyboardInterrupt:\n            pass"
+            if swallow else "time.sleep(0.2)")
+    return {"q1_describe_answer": _SLOW_THEN_HANG.format(pause=pause, name="describe", args="t", wait=wait,
+                                                         result='{"shape": tuple(t.shape), "dtype": t.dtype, '
+                                                                '"device": t.device, "numel": t.numel()}'),
+            "q2_classify_error_answer": _SLOW_THEN_HANG.format(pause=pause, name="classify_error", args="message",
+                                                               wait=wait, result='"shape"')}
+
+
 STUDENTS: list[ClassStudent] = [
     # 01_tensors
     _student("c01_correct", "the reference solution"),
@@ -705,6 +771,18 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q4_tensor_bytes_answer": FILL_DISK}, flag="disk quota"),
     _student("c48_snoop", "correct, and lists /root, /home, /etc, /var, /work and /proc",
              extra_cells={"q2_classify_error_answer": SNOOP}),
+    # A student who has read the judge: what crosses from the kernel is data, bounded, and a
+    # kernel that stalls the grader's questions costs what it stalled.
+    _student("c56_lying_tensor", "channel_means() returns a Tensor subclass whose detach() is empty, values wrong",
+             answers=LYING_TENSOR, loses=_tests("q3")),
+    _student("c57_expanding_record", "correct, and drops a record file of 2^64 shared references",
+             extra_cells={"q1_describe_answer": EXPANDING_RECORD}, flag="tampering"),
+    _student("c58_expanding_reply", "the answer server replies with 2^64 shared references",
+             extra_cells={"q1_describe_answer": EXPANDING_REPLY}, loses=EVERYTHING),
+    _student("c59_slow_then_hangs", "answers take half the cell timeout; describe() and classify_error() hang "
+             "when the grader calls them", answers=_slow_then_hang(swallow=False, pause=2), loses=_tests("q1", "q2")),
+    _student("c60_hangs_past_interrupts", "as c59, and the hangs swallow every interrupt",
+             answers=_slow_then_hang(swallow=True, pause=2), loses=EVERYTHING, flag="not graded in full"),
     # 04_autograd
     _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
     _student("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
