@@ -140,6 +140,16 @@ def parse(name: str, args: list[str]) -> argparse.Namespace:
     return parsed
 
 
+def parse_or_exit(name: str, args: list[str]) -> argparse.Namespace:
+    """parse, for a command's own module (python -m classgrader.classroom ...): one line and
+    exit 2 when the arguments are wrong, so they are parsed by this table alone."""
+    try:
+        return parse(name, args)
+    except BadArguments as problem:
+        print(f"course: {problem}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 # ---- what each command's values must be, beyond their syntax ----
 
 def _one_id(name: str, parsed) -> None:
@@ -160,6 +170,7 @@ def _instructor(check):
 def _check_autograde(checks, parsed) -> None:
     if parsed.workers is not None and not (parsed.workers.isdigit() and int(parsed.workers) > 0):
         raise BadArguments(f"--workers needs a positive whole number, got '{parsed.workers}'")
+    parsed.workers = int(parsed.workers) if parsed.workers is not None else None
     checks.check_autograde(parsed.ids)
 
 
@@ -268,7 +279,7 @@ RUNS = {
     "generate": lambda parsed: python("-m", "classgrader.generate", *parsed.ids),
     # The whole class: triage, parallel sandboxed workers, progress, resumable (classroom.py).
     "autograde": lambda parsed: python("-m", "classgrader.classroom", *parsed.ids,
-                                       *(["--workers", parsed.workers] if parsed.workers else []),
+                                       *(["--workers", str(parsed.workers)] if parsed.workers else []),
                                        *_flag(parsed.force, "--force")),
     "feedback": lambda parsed: ["nbgrader", "generate_feedback", *parsed.ids, *_flag(parsed.force, "--force")],
     "export": _export,

@@ -74,6 +74,16 @@ def test_the_hubs_arguments_are_checked_with_its_own_parser_where_it_offers_one(
                         "course: hub: unrecognized arguments: --studnets a,b; usage: ./course hub -h")
 
 
+def test_a_commands_module_can_parse_with_the_table(course, monkeypatch, capsys):
+    monkeypatch.chdir(course)
+    parsed = cli.parse_or_exit("autograde", ["02_devices", "--workers", "2"])
+    assert (parsed.ids, parsed.workers, parsed.force) == (["02_devices"], 2, False)
+    with pytest.raises(SystemExit) as exit:
+        cli.parse_or_exit("autograde", ["02_device"])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == "course: no assignment '02_device'; did you mean 02_devices?\n"
+
+
 def test_an_unknown_command_gets_one_line(course):
     refused_in_one_line(course, "grade 01_tensors", "course: unknown command 'grade' (try ./course help)")
 
