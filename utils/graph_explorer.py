@@ -299,6 +299,9 @@ class GraphView(anywidget.AnyWidget):
         self.details_html = details_html(self.graph, self.selected)
 
 
+GRAD_BOX_MARGIN = "0 1.5em 0 0"   # top right bottom left
+
+
 class GraphExplorer(widgets.VBox):
     """Run a forward function, draw the graph it records; toggle requires_grad and the branch, and it runs again.
 
@@ -321,9 +324,10 @@ class GraphExplorer(widgets.VBox):
             if not isinstance(v, torch.Tensor):
                 raise TypeError(f"inputs maps names to tensors; {k!r} is a {type(v).__name__}")
         self.output, self.full_graph, self.error = tensor, Graph((), (), None), ""
+        # A wide gap after each label and none before each box, so a box reads as its own label's, not the last one's.
         self.grad_boxes = {k: widgets.Checkbox(value=bool(v.requires_grad), description=k, indent=False,
                                                disabled=not (v.is_floating_point() or v.is_complex()),
-                                               layout=widgets.Layout(width="auto"))
+                                               layout=widgets.Layout(width="auto", margin=GRAD_BOX_MARGIN))
                            for k, v in self.inputs.items()}
         self.branch_picker = None
         if branches is not None:

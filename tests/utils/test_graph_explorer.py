@@ -131,6 +131,14 @@ def _explorer(**kw):
     return GraphExplorer(forward=forward, inputs={"x": x, "w": w, "b": b}, **kw), (x, w, b)
 
 
+def test_each_requires_grad_box_sits_against_its_own_label():
+    """The gap after a label is wider than the gap before the next box, so a box is read with the label it precedes."""
+    ex, _ = _explorer()
+    for box in ex.grad_boxes.values():
+        top, right, bottom, left = box.layout.margin.split()
+        assert not box.indent and float(right.removesuffix("em")) >= 1 and float(left.removesuffix("em") or 0) == 0
+
+
 def test_unticking_requires_grad_removes_that_subgraph(covered):
     ex, (x, w, b) = _explorer()
     assert ex.requires_grad() == {"x": False, "w": True, "b": True}
