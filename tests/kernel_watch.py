@@ -3,6 +3,7 @@ watches, so that a test file that starts sandboxed kernels without the `kernels`
 (tests/conftest.py). A forked kernel may live only milliseconds, too briefly for sampling
 /proc to see, so the watch listens to the kernel's process events instead (the netlink proc
 connector: root only; elsewhere it sees nothing, and nothing is sandboxed there either)."""
+import ctypes
 import os
 import socket
 import struct
@@ -30,6 +31,20 @@ def _descends_from(pid: int, ancestor: int) -> bool:
     return False
 
 
+def _only_uid_events(sock: socket.socket) -> None:
+    """A socket filter (classic BPF) that lets through uid changes alone: the machine's every
+    fork, exec and exit never wake the watch."""
+    what = int.from_bytes(struct.pack("=I", PROC_EVENT_UID), "big")  # BPF loads words big-endian
+    program = [(0x20, 0, 0, EVENT),        # load the event's `what`
+               (0x15, 0, 1, what),         # a uid change?
+               (0x06, 0, 0, 0xFFFFFFFF),   # keep it whole
+               (0x06, 0, 0, 0)]            # drop the rest
+    code = b"".join(struct.pack("=HBBI", *op) for op in program)
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HL", len(program), ctypes.addressof(buffer))
+    sock.setsockopt(socket.SOL_SOCKET, 26, fprog)  # SO_ATTACH_FILTER; the kernel copies the program
+
+
 def _listen(sock: socket.socket, op: int) -> None:
     message = struct.pack("=IIIIHH", CN_IDX_PROC, CN_VAL_PROC, 0, 0, 4, 0) + struct.pack("=I", op)
     sock.send(struct.pack("=IHHII", 16 + len(message), 3, 0, 0, os.getpid()) + message)  # NLMSG_DONE
@@ -48,6 +63,7 @@ class KernelWatch:
         try:
             self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_CONNECTOR)
             self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of forks
+            _only_uid_events(self._sock)
             self._sock.bind((0, CN_IDX_PROC))
             _listen(self._sock, PROC_CN_MCAST_LISTEN)
             self._sock.settimeout(0.2)
