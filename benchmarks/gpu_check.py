@@ -21,7 +21,9 @@ and one more), the rest left to the graders' own inputs and the CUDA contexts. T
 the share in the kernel's COURSE_GPU_MEMORY_FRACTION; the kernel hands it to PyTorch
 (torch.cuda.set_per_process_memory_fraction) when it first initialises CUDA itself, so a
 kernel that never uses the GPU pays nothing. A student's cell that asks for more gets
-torch.OutOfMemoryError and costs that cell only; the other kernels go on. Host memory is
+torch.OutOfMemoryError and costs that cell only; the other kernels go on. (The cap is
+PyTorch's, in the kernel's own process: it holds honest and careless code to its share, not
+code that deliberately sets another fraction.) Host memory is
 bounded per kernel by its memory cgroup (resident bytes), not by an address-space limit,
 which a CUDA context's reservations exceed.
 

@@ -10,6 +10,7 @@ start_grading() prints ("cuda (NVIDIA H200)", "cpu (no accelerator found)").
 The grader's expected() is the one to record; a reported() that differs is worth a flag (the
 kernel saw another device than the sandbox gave it, or a student's cell rewrote the line)."""
 import ctypes
+import functools
 import os
 
 from . import accelerator, cgroup
@@ -40,16 +41,25 @@ def expected(jail: dict | None) -> str:
 def gpu_names() -> list[str]:
     """The names of the GPUs the driver lists, asked of NVML (no CUDA context is made): those
     CUDA_VISIBLE_DEVICES leaves, in its order where it names them by number."""
+    names = list(_nvml_names())
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and all(part.strip().isdigit() for part in visible.split(",") if part.strip()):
+        names = [names[int(part)] for part in visible.split(",") if part.strip() and int(part) < len(names)]
+    return names
+
+
+@functools.cache  # asked once per process: a grader asks for every student
+def _nvml_names() -> tuple[str, ...]:
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
-        return []
+        return ()
     if nvml.nvmlInit_v2() != 0:
-        return []
+        return ()
     try:
         count = ctypes.c_uint(0)
         if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
-            return []
+            return ()
         names = []
         for index in range(count.value):
             handle, name = ctypes.c_void_p(), ctypes.create_string_buffer(96)
@@ -58,10 +68,7 @@ def gpu_names() -> list[str]:
                 names.append(name.value.decode(errors="replace"))
     finally:
         nvml.nvmlShutdown()
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and all(part.strip().isdigit() for part in visible.split(",") if part.strip()):
-        names = [names[int(part)] for part in visible.split(",") if part.strip() and int(part) < len(names)]
-    return names
+    return tuple(names)
 
 
 def reported(nb) -> str | None:

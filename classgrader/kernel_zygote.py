@@ -157,7 +157,9 @@ def gpu_share() -> float:
 def take_a_share_of_the_gpu() -> None:
     """In a kernel: cap PyTorch's allocator on each GPU at GPU_SHARE_ENV of its memory, when
     CUDA is first initialised (by the kernel itself, never here: a kernel that uses no GPU pays
-    nothing). Past it, the student's cell gets torch.OutOfMemoryError; other kernels go on."""
+    nothing). Past it, the student's cell gets torch.OutOfMemoryError; other kernels go on. The
+    cap is PyTorch's allocator's, in the kernel's own process: it keeps honest and careless code
+    to its share, not code that sets another fraction itself."""
     share = os.environ.get(GPU_SHARE_ENV)
     if not share:
         return
@@ -166,7 +168,12 @@ def take_a_share_of_the_gpu() -> None:
     def cap() -> None:
         for index in range(torch.cuda.device_count()):
             torch.cuda.set_per_process_memory_fraction(float(share), index)
-    torch.cuda._lazy_call(cap)  # PyTorch's own hook for work done at its lazy CUDA start
+    later = getattr(torch.cuda, "_lazy_call", None)  # PyTorch's own hook for work at its lazy CUDA start
+    if later is None:  # a kernel must start all the same; gpu_check's probe shows the cap missing
+        print(f"kernel: this PyTorch has no torch.cuda._lazy_call: the GPU share {share} is not applied",
+              file=sys.stderr, flush=True)
+        return
+    later(cap)
 
 
 def memory_group(request: dict):
