@@ -109,68 +109,90 @@ def _share(part: int, whole: int) -> float:
 
 def summarize(records: dict, below: float = 50.0) -> dict:
     """Every figure the page shows, as plain data (the tests check these)."""
+    items, named, students = _collect(records)
+    totals = {}
+    for student, info in students.items():
+        score, top = sum(e["score"] for e in info["entries"]), sum(e["max"] for e in info["entries"])
+        totals[student] = {"score": score, "max": top, "percent": 100 * _share(score, top)}
+    return {"assignment": records["assignment"], "class_size": len(students), "below": below,
+            "totals": totals, "items": [_item_figures(info) for info in items.values()],
+            "misconceptions": _misconceptions(students, named),
+            "look": _to_look_at(students, totals, records["done"], below), "grading": _grading(records, students)}
+
+
+def _collect(records: dict) -> tuple[dict, dict, dict]:
+    """(items in the order first met, what each misconception hit is called, each student's
+    entries and flags)."""
     items, named, students = {}, {}, {}
     for student, record in sorted(records["outcomes"].items()):
+        notebooks = record.get("notebooks") or {}
         mine = []
-        for notebook, graded in sorted((record.get("notebooks") or {}).items()):
+        for notebook, graded in sorted(notebooks.items()):
             named.update(graded.get("misconceptions") or {})
             for entry in graded.get("items", []):
-                key = (notebook, entry["item"])
-                items.setdefault(key, {"notebook": notebook, "item": entry["item"], "exercise": entry.get("exercise"),
-                                       "max": entry["max"], "scores": [], "kinds": Counter()})
-                items[key]["scores"].append(entry["score"])
+                item = items.setdefault((notebook, entry["item"]), {
+                    "notebook": notebook, "item": entry["item"], "exercise": entry.get("exercise"),
+                    "max": entry["max"], "scores": [], "kinds": Counter()})
+                item["scores"].append(entry["score"])
                 if entry.get("category"):
-                    items[key]["kinds"][entry["category"]] += 1
+                    item["kinds"][entry["category"]] += 1
                 mine.append(entry)
-        flags = [f["reason"] for f in records["done"].get(student, {}).get("flags", [])] if student in records["done"] \
-            else [f for g in (record.get("notebooks") or {}).values() for f in g.get("flags", [])] + \
-                 [e["flag"] for e in mine if e.get("flag")]
+        if student in records["done"]:  # the class run's record has every flag, the triage's too
+            flags = [flag["reason"] for flag in records["done"][student].get("flags", [])]
+        else:
+            flags = [f for graded in notebooks.values() for f in graded.get("flags", [])] + \
+                    [entry["flag"] for entry in mine if entry.get("flag")]
         students[student] = {"entries": mine, "flags": flags}
-    class_size = len(students)
-    per_item = []
-    for info in items.values():
-        scores, top = info.pop("scores"), info["max"]
-        per_item.append({**info, "students": len(scores), "mean": statistics.fmean(scores) if scores else 0.0,
-                         "full": _share(sum(s >= top for s in scores), len(scores)),
-                         "no_answer": _share(info["kinds"]["no answer"], len(scores))})
-    totals, look = {}, []
+    return items, named, students
+
+
+def _item_figures(info: dict) -> dict:
+    scores = info["scores"]
+    figures = {key: value for key, value in info.items() if key != "scores"}
+    return {**figures, "students": len(scores), "mean": statistics.fmean(scores) if scores else 0.0,
+            "full": _share(sum(s >= info["max"] for s in scores), len(scores)),
+            "no_answer": _share(info["kinds"]["no answer"], len(scores))}
+
+
+def _misconceptions(students: dict, named: dict) -> list[dict]:
+    """Ranked by students hit (a tie by key), each with where it appeared and its commonest message."""
+    hits = {}
     for student, info in students.items():
-        score = sum(e["score"] for e in info["entries"])
-        top = sum(e["max"] for e in info["entries"])
-        totals[student] = {"score": score, "max": top, "percent": 100 * _share(score, top)}
+        for entry in info["entries"]:
+            if entry.get("misconception"):
+                hit = hits.setdefault(entry["misconception"], {"students": set(), "items": set(), "examples": Counter()})
+                hit["students"].add(student)
+                hit["items"].add(entry.get("exercise") or entry["item"])
+                hit["examples"][entry.get("message") or ""] += 1
+    unknown = {"lesson": "", "section": ""}
+    return [{"key": key, **{"name": key, **unknown, **named.get(key, {})}, "students": len(hit["students"]),
+             "share": _share(len(hit["students"]), len(students)), "items": sorted(hit["items"]),
+             "example": hit["examples"].most_common(1)[0][0]}
+            for key, hit in sorted(hits.items(), key=lambda pair: (-len(pair[1]["students"]), pair[0]))]
+
+
+def _to_look_at(students: dict, totals: dict, done: dict, below: float) -> list[dict]:
+    """Flagged, answered nothing, raised on every item, below the threshold, or not graded;
+    lowest score first."""
+    look = []
+    for student, info in students.items():
         reasons = [f"flagged: {reason}" for reason in info["flags"]]
-        failed = [e for e in info["entries"] if e.get("category")]
-        if info["entries"] and len(failed) == len(info["entries"]):
-            kinds = {e["category"] for e in failed}
+        kinds = {entry.get("category") for entry in info["entries"]}
+        if info["entries"] and None not in kinds:  # no item scored full marks
             if kinds == {"no answer"}:
                 reasons.append("answered nothing")
             elif kinds <= CRASHED | {"no answer"}:
                 reasons.append("every item raised an error")
-        if totals[student]["percent"] < below:
-            reasons.append(f"below {below:g}%: {score:g} of {top:g} points")
+        total = totals[student]
+        if total["percent"] < below:
+            reasons.append(f"below {below:g}%: {total['score']:g} of {total['max']:g} points")
         if reasons:
-            look.append({"student": student, "reasons": reasons, **totals[student]})
-    for student, record in sorted(records["done"].items()):
+            look.append({"student": student, "reasons": reasons, **total})
+    for student, record in sorted(done.items()):
         if record.get("failed") and student not in students:  # the class run gave up on it
             look.append({"student": student, "reasons": [f"not graded: {record['failed']}"],
                          "score": 0.0, "max": 0.0, "percent": 0.0})
-    look.sort(key=lambda row: (row["percent"], row["student"]))
-    hits = {}
-    for student, info in students.items():
-        for entry in info["entries"]:
-            key = entry.get("misconception")
-            if key:
-                hit = hits.setdefault(key, {"key": key, "students": set(), "items": Counter(), "examples": Counter()})
-                hit["students"].add(student)
-                hit["items"][entry.get("exercise") or entry["item"]] += 1
-                hit["examples"][entry.get("message") or ""] += 1
-    ranked = sorted(hits.values(), key=lambda h: (-len(h["students"]), h["key"]))
-    misconceptions = [{"key": h["key"], **named.get(h["key"], {"name": h["key"], "lesson": "", "section": ""}),
-                       "students": len(h["students"]), "share": _share(len(h["students"]), class_size),
-                       "items": sorted(h["items"]), "example": h["examples"].most_common(1)[0][0]} for h in ranked]
-    return {"assignment": records["assignment"], "class_size": class_size, "below": below,
-            "totals": totals, "items": per_item, "misconceptions": misconceptions,
-            "look": look, "grading": _grading(records, students)}
+    return sorted(look, key=lambda row: (row["percent"], row["student"]))
 
 
 def _grading(records: dict, students: dict) -> dict:
