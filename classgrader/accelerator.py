@@ -86,8 +86,15 @@ def driver_libraries() -> list[str]:
 
 
 def link_chain(path: str) -> list[str]:
-    """path, each link it goes through (with the real folder of each) and the file it ends at."""
-    chain = []
+    """path, each link it goes through (with the real folder of each) and the file it ends at;
+    first, the linked folders on its way (/run/nvidia -> nvidia-550), so that the path the
+    linker's cache names leads to the file in a jail too."""
+    chain, prefix = [], "/"
+    for part in os.path.dirname(os.path.abspath(path)).strip("/").split("/"):
+        step = os.path.join(os.path.realpath(prefix), part)
+        if part and os.path.islink(step) and step not in chain:
+            chain.append(step)
+        prefix = os.path.join(prefix, part)
     while True:
         path = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
         if path in chain:

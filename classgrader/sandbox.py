@@ -223,7 +223,8 @@ def enter(jail: Jail) -> None:
     with _step("add the accelerator's driver libraries"):  # outside every exposed path
         for path, target in links.items():
             os.makedirs(os.path.dirname(NEW_ROOT + path), mode=0o755, exist_ok=True)
-            os.symlink(target, NEW_ROOT + path)
+            if not os.path.lexists(NEW_ROOT + path):  # a root link (lib -> usr/lib) is there already
+                os.symlink(target, NEW_ROOT + path)
         for path, fd in library_fds.items():
             _bind_at(fd, NEW_ROOT + path)
     for path in sorted(exposed, key=lambda p: p.count("/")) + [workdir]:

@@ -39,9 +39,12 @@ def test_driver_libraries_with_their_links_and_not_the_toolkits(tmp_path, monkey
     (driver / "libcuda.so.1").symlink_to("libcuda.so.550.1")
     (driver / "libcuda.so").symlink_to("libcuda.so.1")
     (driver / "libnvidia-ml.so.1").symlink_to(driver / "libnvidia-ml.so.550.1")
-    monkeypatch.setenv("LD_LIBRARY_PATH", f"{tmp_path / 'missing'}:{driver}")
-    found = {os.path.basename(path) for path in accelerator.driver_libraries() if path.startswith(str(driver))}
-    assert found == {"libcuda.so", "libcuda.so.1", "libcuda.so.550.1", "libnvidia-ml.so.1", "libnvidia-ml.so.550.1"}
+    (tmp_path / "current").symlink_to("driver")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{tmp_path / 'missing'}:{tmp_path / 'current'}")
+    found = {os.path.relpath(path, tmp_path) for path in accelerator.driver_libraries()
+             if path.startswith(str(tmp_path))}
+    assert found == {"current", *(f"driver/{name}" for name in (
+        "libcuda.so", "libcuda.so.1", "libcuda.so.550.1", "libnvidia-ml.so.1", "libnvidia-ml.so.550.1"))}
 
 
 def test_nodes_without_a_driver_library_are_a_reason_not_an_empty_answer(dev):

@@ -440,6 +440,7 @@ def stand_in_accelerator(tmp_path) -> tuple[Path, Path]:
     (driver / "libcuda.so.999.1").write_text("the driver")
     (driver / "libcuda.so.1").symlink_to("libcuda.so.999.1")
     (driver / "libcudart.so.12").write_text("the toolkit's, which comes with torch")
+    (tmp_path / "driver-link").symlink_to("driver")  # where the linker is told to look
     tmp_path.chmod(0o755)
     return dev, driver
 
@@ -455,7 +456,7 @@ def looks_at_dev(driver: Path):
     def inside():
         with open("/dev/nvidia0", "rb") as node:
             zeros = node.read(8)
-        library = driver / "libcuda.so.1"
+        library = driver.parent / "driver-link" / "libcuda.so.1"
         return {"dev": sorted(os.listdir("/dev")), "reads": list(zeros),
                 "writes": attempt(lambda: write("/dev/nvidiactl")),
                 "library": library.read_text() if library.exists() else None,
@@ -469,10 +470,10 @@ def looks_at_dev(driver: Path):
 def test_the_accelerators_devices_and_driver_and_nothing_else_of_dev(tmp_path, make_jail, monkeypatch, covered):
     from classgrader import accelerator
     dev, driver = stand_in_accelerator(tmp_path)
-    monkeypatch.setenv("LD_LIBRARY_PATH", str(driver))
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "driver-link"))
     devices, libraries = accelerator.device_nodes(str(dev)), accelerator.driver_libraries()
     assert devices == [str(dev / "nvidia0"), str(dev / "nvidiactl")]
-    assert {str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1")} <= set(libraries)
+    assert {str(tmp_path / "driver-link"), str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1")} <= set(libraries)
     assert not any("libcudart" in path for path in libraries)
     with open(dev / "nvidia0", "rb") as node:
         assert node.read(4) == bytes(4)  # the stand-in works outside
@@ -490,7 +491,7 @@ def test_the_accelerators_devices_and_driver_and_nothing_else_of_dev(tmp_path, m
     assert report["library write"] == "EROFS" and not report["toolkit seen"], report
     assert report["address space"] == resource.RLIM_INFINITY, report  # CUDA's reservations fit
     covered("a kernel bounded by a memory cgroup sees the stand-in GPU's nodes (working) and its driver's "
-            "libcuda link chain read-only, nothing else of /dev but null/zero/full/random/urandom/shm, "
+            "libcuda link chain (through a linked folder) read-only, nothing else of /dev but null/zero/full/random/urandom/shm, "
             "and has no address-space limit")
 
 
