@@ -2,6 +2,7 @@
 a pre-imported zygote, so nothing one student's kernel does is seen by the next, and a kernel
 that dies leaves the zygote serving."""
 import os
+import resource
 import time
 
 import nbformat
@@ -157,3 +158,27 @@ def test_the_grader_expects_the_device_a_sandboxed_kernel_reports(zygote, covere
     line = next(line for line in printed.splitlines() if line.startswith(graded_device.MARKER))
     assert line.removeprefix(graded_device.MARKER) == graded_device.expected(jail)
     covered(f"a sandboxed kernel reports '{line}', as the grader expected")
+
+
+@pytest.mark.cuda
+def test_a_sandboxed_kernel_computes_on_the_gpu_within_its_share(zygote):
+    """On a real GPU: a jailed kernel, forked from the zygote, sees the GPU, has no address-space
+    limit, and PyTorch refuses it more than its share of the GPU's memory."""
+    user = sandbox.private_user()
+    area = sandbox.make_workarea(sandbox.Limits(), user)
+    code = """
+import os, resource, torch
+share = float(os.environ["COURSE_GPU_MEMORY_FRACTION"])
+x = torch.ones(1000, device="cuda")
+try:
+    torch.empty(int(share * torch.cuda.get_device_properties(0).total_memory * 1.05), dtype=torch.uint8, device="cuda")
+    held = False
+except torch.OutOfMemoryError:
+    held = True
+print(float((x * 2).sum()), resource.getrlimit(resource.RLIMIT_AS)[0], held)
+"""
+    try:
+        printed = run(code, area, jail_spec(area, user=user)).split()
+    finally:
+        sandbox.remove_workarea(area)
+    assert printed == ["2000.0", str(resource.RLIM_INFINITY), "True"], printed
