@@ -265,6 +265,10 @@ def test_a_real_class_graded_by_nbgrader(tmp_path, covered):
     summary = report.summarize(report.load(str(course), ASSIGNMENT))
     hit = {m["key"]: m["students"] for m in summary["misconceptions"]}
     assert hit == {"len-as-numel": 2, "size-not-called": 1}  # len(t), and len(shape) for a count
+    kinds = {item["item"]: dict(item["kinds"]) for item in summary["items"]}
+    assert kinds.pop("q1_describe_tests") == {"misconception": 2, "no answer": 1}
+    assert kinds.pop("q4_tensor_bytes_tests") == {"misconception": 1, "no answer": 1}
+    assert all(k == {"no answer": 1} for k in kinds.values()), kinds  # the untouched release, nothing else
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course}/runtime/gradebook.db") as gradebook:
         scores = {name: gradebook.find_submission(ASSIGNMENT, name).score for name in REAL_CLASS}
