@@ -7,7 +7,7 @@
   generate   `./course generate` (one process) against stock `nbgrader generate_assignment`
              once per assignment; the release files must be byte-identical
   suite      with --suite: `./course test` in the fresh clone (test files in parallel), and with
-             --suite-serial also COURSE_TEST_WORKERS=0 (one process, as before) for reference
+             --suite-serial also COURSE_TEST_WORKERS=0 (one process) for reference
 
 Every figure is wall time on this machine, with the load average printed beside it: on a shared
 machine the reference and the new way are measured in the same run, so read the ratios.

@@ -5,9 +5,9 @@ For each test the grader listens on a Unix socket it makes in the kernel's recor
 own folder: the kernel can reach the socket but not replace it, and root only listens, never
 connects or follows a path there), starts answer_server.serve in the kernel with one cell
 execution, and talks with it over the connection: a request and a reply are one frame each (a
-length, then JSON or torch.save bytes: answer_server.dumps), about 0.4 ms a question against
-1.1 ms through Jupyter's own messages. Replies are read as data only (answer_server.loads), their
-size first.
+length, then JSON or torch.save bytes: answer_server.dumps), about 0.3 ms a question against
+12 ms as a cell (benchmarks/answer_channel.py). Replies are read as data only
+(answer_server.loads), their size first, then bounded (bounds.py) before anything walks them.
 
 The test runs in a thread of its own (judge.Judge.run), so this end blocks: a kernel that stops
 answering in time ends in judge.KernelLost; one that closes the connection gives no answer (and

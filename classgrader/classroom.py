@@ -13,7 +13,6 @@
    that dies is replaced for the students it had left; the others carry on.
 4. Write runtime/flags.csv: every flag of every graded assignment, for manual review.
 """
-import argparse
 import csv
 import hashlib
 import json
@@ -315,7 +314,8 @@ class ClassRun:
         if info is None:
             return
         flags = [{"item": None, "reason": reason} for reason in info["flags"]] + event["flags"]
-        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags}))
+        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags,
+                                                              "seconds": event["seconds"], "device": event.get("device")}))
         self.graded += 1
         mark = f"flagged: {flags[0]['reason'][:90]}" if flags else "ok"
         self.out.write(f"\r\033[K  {student:<32} graded in {event['seconds']:5.1f} s  {mark}\n")
@@ -364,30 +364,29 @@ def write_flags_csv(root: str, course) -> str:
     for assignment in sorted(os.listdir(grading)) if os.path.isdir(grading) else []:
         done = os.path.join(grading, assignment, "done")
         for name in sorted(os.listdir(done)) if os.path.isdir(done) else []:
-            for flag in json.load(open(os.path.join(done, name)))["flags"]:
-                rows.append([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"]])
+            record = json.load(open(os.path.join(done, name)))
+            for flag in record["flags"]:
+                rows.append([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"],
+                             record.get("device") or ""])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["assignment", "student_id", "item", "reason"])
+        writer.writerow(["assignment", "student_id", "item", "reason", "graded_on"])
         writer.writerows(rows)
     os.replace(path + ".tmp", path)
     return path
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="./course autograde", description=__doc__.split("\n\n")[0])
-    parser.add_argument("assignments", nargs="+", metavar="ID", help="one or more assignments, graded in turn")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="grading workers (default: one per core, and one more)")
-    parser.add_argument("--force", action="store_true", help="grade again even what is already graded")
-    args = parser.parse_args(argv)
+    from .cli import parse_or_exit  # the one command table: ./course autograde's arguments, checked there
+    args = parse_or_exit("autograde", sys.argv[1:] if argv is None else list(argv))
+    args.assignments, args.workers = args.ids, args.workers or default_workers()
     from . import sandbox
     if os.environ.get("COURSE_SANDBOX", "on") != "off" and sandbox.unavailable_reason() is None:
         # Kernels' work areas are mounted by the workers and seen by the zygote's kernels: all
         # in a mount namespace of this run's own, gone with it even if the run is killed.
         sandbox.private_mounts()
-    zygote = Zygote(wait=False)  # loads torch while this process loads nbgrader
+    zygote = Zygote(wait=False, kernels_at_once=args.workers)  # loads torch while this process loads nbgrader
     # jsonschema (under nbformat) imports its optional IRI checker, which compiles a grammar for
     # about 1.2 s; no schema a class run validates uses IRIs, so this process does without it.
     sys.modules.setdefault("rfc3987_syntax", None)

@@ -74,5 +74,6 @@ class SaveFlags(NbGraderPreprocessor):
                 if any(gid in (None, grade.name) for gid, _ in flags):
                     grade.needs_manual_grade = True
             gradebook.db.commit()
-        progress.note_flags(info["student"], [{"item": gid, "reason": reason} for gid, reason in flags])
+        progress.note_flags(info["student"], [{"item": gid, "reason": reason} for gid, reason in flags],
+                            resources.pop("course_device", None))
         return nb, resources

@@ -176,8 +176,22 @@ class IsolatedExecute(Execute):
                 if fd is not None:
                     os.close(fd)
             self._remove_workarea()
+        if not self.making_reference:
+            self._note_device(resources)
         resources["course_flags"] = self.flags
         return self.nb, self.resources
+
+    def _note_device(self, resources) -> None:
+        """Where this student's tests ran, as the grader expects it from what the sandbox gave
+        (graded_device.py), for flags.csv and the class report; a kernel that reported another
+        device (a student's cell rewrote the course's line, or the kernel saw another) is flagged."""
+        from . import graded_device
+        device = graded_device.expected(self.jail)
+        resources["course_device"] = device
+        said = graded_device.reported(self.nb)
+        if said is not None and said.split()[0] != device.split()[0]:
+            self.flags.append((None, f"review: the notebook says it was graded on {said}, where the grader gave "
+                                     f"it {device}"))
 
     def _plan(self, resources) -> SourcePlan | None:
         """The source notebook of what is graded, read by the grader; None outside nbgrader, or

@@ -8,7 +8,7 @@ its caller's frame, a hook that reads the test's code) can change them.
 
 Which tests are judged here is decided by the grader's own run of the solution (isolated_execute):
 a test judged here must pass for the solution, and must not look at what only exists inside a
-process (see observes_process). The rest run in the student's kernel, re-checked as before, and
+process (see observes_process). The rest run in the student's kernel, their records re-checked here, and
 each is shadowed: its value checks run here too (Judge.shadow), so that the kernel's word alone
 earns nothing where they reach. The student's functions and objects, and the test's own inputs
 and files, cross over as remote.py and mirror.py say.

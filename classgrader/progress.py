@@ -12,6 +12,7 @@ import time
 _state = {"fd": None}
 _started = {}
 _flags = {}
+_devices = {}
 
 
 def report_to(fd: int | None) -> None:
@@ -25,9 +26,12 @@ def _student(notebooks) -> str:
     return os.path.basename(os.path.dirname(os.path.dirname(notebooks[0])))
 
 
-def note_flags(student: str, flags: list[dict]) -> None:
-    """Flags found while grading one of `student`'s notebooks, sent with their line."""
+def note_flags(student: str, flags: list[dict], device: str | None = None) -> None:
+    """Flags found while grading one of `student`'s notebooks, and the device its tests ran
+    on, sent with their line."""
     _flags.setdefault(student, []).extend(flags)
+    if device:
+        _devices[student] = device
 
 
 def before(assignment, student, notebooks):
@@ -56,4 +60,5 @@ def _send(event: dict) -> None:
 def after(assignment, student, notebooks):
     student = _student(notebooks)
     seconds = time.perf_counter() - _started.pop(student, time.perf_counter())
-    _send({"student": student, "seconds": seconds, "flags": _flags.pop(student, [])})
+    _send({"student": student, "seconds": seconds, "flags": _flags.pop(student, []),
+           "device": _devices.pop(student, None)})

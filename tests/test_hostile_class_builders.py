@@ -20,7 +20,7 @@ REQUIRED_KINDS = [("01_tensors", kind) for kind in (
     "extra_files", "invalid_json", "patch_checks", "patch_torch", "always_equal",
     "input_transformer", "custom_exception_handler", "hardcoded", "reads_hidden_tests",
     "network", "overwrite_files", "fork_bomb", "huge_file",
-    # issue 14: a student who has read the grader
+    # A student who has read the grader
     "links_and_fifo", "hide_tracebacks", "swap_check_code", "clear_errors", "silent_forger",
     "expected_forger", "plant_links", "daemon", "fill_disk", "snoop")] + [
     ("04_autograd", "correct"), ("04_autograd", "kernel_death"), ("04_autograd", "patch_torch"),

@@ -360,7 +360,7 @@ except OSError as error:
 """
 
 
-# --- Routes of a student who has read the grader (issue 14) ---------------------------------
+# --- Routes of a student who has read the grader -----------------------------------------
 
 def _build_links(dest, course):
     """The solution, with a link to the course's source notebook (solutions and hidden tests),
@@ -729,7 +729,7 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q2_classify_error_answer": FORK_BOMB}),
     _student("c38_huge_file", "correct, and writes a 200 MB file past the file-size limit",
              extra_cells={"q3_channel_means_answer": HUGE_FILE}),
-    # issue 14: a student who has read the grader
+    # A student who has read the grader
     _student("c39_links_and_fifo", "the solution, links to the source notebook and the course, a FIFO",
              build=_build_links, flag="refused file"),
     _student("c40_hide_tracebacks", "replaces the shell's showtraceback, q3 wrong",
@@ -798,7 +798,7 @@ def manual_grad(x, w, b):
 '''},
              extra_cells={"q4_manual_grad_answer": PATCH_TORCH_COMPARISONS},
              loses={"q4_manual_grad_tests"}, flag="tampering"),
-    # issue 14: tests that must watch the student's process still run there, each paired with
+    # Tests that must watch the student's process still run there, each paired with
     # its shadow, the value checks the grader makes itself: the kernel's word alone earns nothing.
     _student("c53_peeks_in_kernel_test", "intermediate_grad() returns the `expected` of a test run in its kernel",
              assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"}, flag=SHADOW_CAUGHT),
