@@ -276,7 +276,9 @@ def test_a_real_class_graded_by_nbgrader(tmp_path, covered):
     assert scores["solution"] == 16 and summary["totals"]["solution"]["max"] == 16
     look = {row["student"]: row["reasons"] for row in summary["look"]}
     assert look["untouched"][0] == "answered nothing"
+    grading = summary["grading"]  # from the class run's done records
+    assert len(grading["seconds"]) == len(REAL_CLASS) and sum(grading["devices"].values()) == len(REAL_CLASS)
     page = (course / "runtime" / "reports" / f"{ASSIGNMENT}.html").read_text()
-    assert "len(t) taken for the number of elements" in page
+    assert "len(t) taken for the number of elements" in page and "Seconds per student: median" in page
     covered(f"{len(REAL_CLASS)} students through ./course autograde in {seconds:.0f} s; the report names "
             f"each misconception for exactly the students who hold it")
