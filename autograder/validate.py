@@ -5,8 +5,10 @@
 Every code cell runs, top to bottom, in a fresh kernel configured exactly as the autograder's
 (nbgrader_config.py's Execute.extra_arguments and timeout), errors and all, as nbgrader's
 Validator does. Then each test cell becomes a line: passed; failed, with the one-line reason
-its check gave; or not answered yet (the stub raised NotImplementedError). Exit 0 when every
-exercise passes, else 1. The JupyterLab button shows the same lines (validate_button.py),
+its check gave; or not answered yet (the stub raised NotImplementedError). A quiz question's
+visible check sees only that a letter was given, so its line says "answered, checked at
+grading", never "passed". Exit 0 when every exercise passes and every question is answered,
+else 1. The JupyterLab button shows the same lines (validate_button.py),
 from a kernel started before it was pressed; while a course lab runs, this command asks it.
 """
 import json
@@ -20,7 +22,9 @@ COURSE_ROOT = Path(__file__).resolve().parent.parent
 CANNOT_SEE = ("Validate runs only the visible checks: grading adds hidden checks on fresh inputs and on "
               "other devices, and checks which quiz answers are right.")
 COURSE_VALIDATE = "/course/validate"  # the Validate button's checklist, asked for by ./course validate
-MARKS = {"passed": "✓", "failed": "✗", "unanswered": "·"}
+MARKS = {"passed": "✓", "answered": "○", "failed": "✗", "unanswered": "·"}
+SAID = {"passed": "passed", "answered": "answered, checked at grading", "unanswered": "not answered yet"}
+DONE = ("passed", "answered")  # what Validate can say of an item at its best
 # What the kernel runs before a student's first cell, so that a warm kernel has paid for it.
 WARM_UP = "import torch, autograder"
 
@@ -28,12 +32,14 @@ WARM_UP = "import torch, autograder"
 @dataclass(frozen=True)
 class Line:
     exercise: str
-    status: str  # "passed", "failed" or "unanswered"
+    status: str  # "passed" (exercises), "answered" (questions), "failed" or "unanswered"
     reason: str = ""
+    kind: str = "exercise"  # or "question": a quiz question, whose answer only grading checks
+    heading: str = ""  # the exercise a line belongs to, when it has several test cells
 
     def said(self, escape=str) -> str:
-        """What the checklist says of this exercise; `escape` makes the check's reason safe to show."""
-        return {"passed": "passed", "unanswered": "not answered yet"}.get(self.status, f"failed: {escape(self.reason)}")
+        """What the checklist says of this item; `escape` makes the check's reason safe to show."""
+        return SAID.get(self.status, f"failed: {escape(self.reason)}")
 
     def text(self) -> str:
         return f"{MARKS[self.status]} {self.exercise}: {self.said()}"
@@ -59,6 +65,11 @@ def _heading(markdown: str) -> str | None:
 
 def exercises(nb: dict) -> list[tuple[str, list[int], int]]:
     """(name, indices of its answer cells, index of its test cell) for every test cell, in order."""
+    return [(name, answers, test) for name, answers, test, _ in _test_cells(nb)]
+
+
+def _test_cells(nb: dict) -> list[tuple[str, list[int], int, str]]:
+    """exercises(), each with the heading it sits under: an exercise with two test cells is one."""
     found, heading, answers, under = [], "Exercise", [], {}
     for i, cell in enumerate(nb["cells"]):
         meta = _nbgrader(cell)
@@ -71,8 +82,13 @@ def exercises(nb: dict) -> list[tuple[str, list[int], int]]:
             under[heading] = under.get(heading, 0) + 1
             answers = []
     # Several test cells under one heading (a quiz): tell them apart by their grade id.
-    return [(name if under[name] == 1 else f"{name} · {gid.removesuffix('_tests').split('_')[-1]}", a, t)
+    return [(name if under[name] == 1 else f"{name} · {gid.removesuffix('_tests').split('_')[-1]}", a, t, name)
             for name, a, t, gid in found]
+
+
+def is_question(cell) -> bool:
+    """A quiz question's test cell: its grade id says so (quiz_q1_tests), as the sources name them."""
+    return _nbgrader(cell).get("grade_id", "").startswith("quiz_")
 
 
 def read_notebook(path) -> dict:
@@ -158,28 +174,57 @@ def checklist(path, kernel: Kernel | None = None) -> list[Line]:
                                             cwd=str(Path(path).resolve().parent))))
     finally:
         kernel.close()
+    return lines_from(nb, replies)
+
+
+def lines_from(nb: dict, replies: dict) -> list[Line]:
+    """The checklist of `nb` from each code cell's execute_reply content, by cell index."""
     lines = []
-    for name, answers, test in exercises(nb):
+    for name, answers, test, heading in _test_cells(nb):
+        kind = "question" if is_question(nb["cells"][test]) else "exercise"
         errors = [replies[i] for i in answers + [test] if replies[i]["status"] == "error"]
         if any(e["ename"] == "NotImplementedError" for e in errors):
-            lines.append(Line(name, "unanswered"))
+            lines.append(Line(name, "unanswered", kind=kind, heading=heading))
         elif replies[test]["status"] != "error":
-            lines.append(Line(name, "passed"))
+            lines.append(Line(name, "answered" if kind == "question" else "passed", kind=kind, heading=heading))
         else:
             first = errors[0]
             # The course's checks word their message for the student; anything else keeps its name.
             said = (first["evalue"] if first["ename"] in ("GradingError", "PitfallError")
                     else f"{first['ename']}: {first['evalue']}")
             where = "your answer cell raised " if first is not replies[test] else ""
-            lines.append(Line(name, "failed", _one_line(where + said)))
+            lines.append(Line(name, "failed", _one_line(where + said), kind=kind, heading=heading))
     return lines
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def summary(lines: list[Line]) -> str:
-    passed = sum(line.status == "passed" for line in lines)
-    if passed == len(lines):
-        return f"All {len(lines)} exercises pass their visible checks."
-    return f"{passed} of {len(lines)} exercises pass their visible checks."
+    """The checklist's first line, counting exercises and questions apart, as the notebook does."""
+    exercises_ = {}  # heading: does every test cell under it pass
+    for line in lines:
+        if line.kind == "exercise":
+            key = line.heading or line.exercise
+            exercises_[key] = exercises_.get(key, True) and line.status == "passed"
+    questions = [line for line in lines if line.kind == "question"]
+    passed = sum(exercises_.values())
+    answered = sum(line.status == "answered" for line in questions)
+    parts = []
+    if exercises_:
+        many = _count(len(exercises_), "exercise")
+        parts.append(f"{'All' if passed == len(exercises_) else f'{passed} of'} {many} pass their visible checks")
+    if questions:
+        many = _count(len(questions), "question")
+        parts.append(f"{'all' if answered == len(questions) else f'{answered} of'} {many} answered, checked at grading")
+    text = "; ".join(parts) or "No exercises found"
+    return text[0].upper() + text[1:] + "."
+
+
+def all_done(lines: list[Line]) -> bool:
+    """Every exercise passes its visible checks and every question has an answer."""
+    return all(line.status in DONE for line in lines)
 
 
 def as_text(lines: list[Line]) -> str:
@@ -218,7 +263,7 @@ def main(argv=None) -> int:
         return 2
     lines = from_running_lab(argv[0]) or checklist(argv[0])
     print(as_text(lines))
-    return 0 if all(line.status == "passed" for line in lines) else 1
+    return 0 if all_done(lines) else 1
 
 
 if __name__ == "__main__":

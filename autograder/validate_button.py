@@ -18,7 +18,7 @@ from jupyter_server.utils import url_path_join
 from nbgrader.server_extensions.validate_assignment.handlers import NbGraderVersionHandler, ValidateAssignmentHandler
 from tornado import web
 
-from .validate import CANNOT_SEE, COURSE_VALIDATE, MARKS, Kernel, checklist, summary
+from .validate import CANNOT_SEE, COURSE_VALIDATE, MARKS, Kernel, all_done, checklist, summary
 
 # Hides the stock heading and the empty source block; only inside a dialog that has a checklist.
 STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.course-checklist)) {display: none}"
@@ -26,12 +26,13 @@ STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.cour
          " .course-checklist li {list-style: none; margin: 0.3em 0}"
          " .course-checklist li[data-status=passed] .mark {color: var(--jp-success-color1)}"
          " .course-checklist li[data-status=failed] .mark {color: var(--jp-error-color1)}"
+         " .course-checklist li[data-status=answered] .mark {color: var(--jp-info-color1)}"
          " .course-checklist .mark {display: inline-block; width: 1.5em; font-weight: bold}</style>")
 
 
 def as_html(lines) -> str:
     items = "".join(
-        f'<li data-status="{line.status}"><span class="mark">{MARKS[line.status]}</span>'
+        f'<li data-status="{line.status}" data-kind="{line.kind}"><span class="mark">{MARKS[line.status]}</span>'
         f"<b>{html.escape(line.exercise)}</b>: "
         + line.said(html.escape)
         + "</li>" for line in lines)
@@ -101,7 +102,7 @@ class ChecklistValidateHandler(ValidateAssignmentHandler):
         value = {"failed": [{"source": "", "error": as_html(lines)}],
                  "checklist": [vars(line) for line in lines],
                  # not "passed": nbgrader's dialog has a branch for that key, and it throws
-                 "all_passed": all(line.status == "passed" for line in lines)}
+                 "all_passed": all_done(lines)}
         self.finish(json.dumps({"success": True, "value": value}))
 
 

@@ -1,6 +1,8 @@
 """Validate: the course's checklist (autograder/validate.py): one line per exercise in notebook
 order, the check's own one-line reason, "not answered yet" for a stub, no traceback and no
-test-cell source, and the same verdict as nbgrader's Validator on every visible check.
+test-cell source, a quiz question "answered, checked at grading" (never "passed", its visible
+check sees only a letter), counts of exercises and questions as the notebook's own first cell
+gives them, and the same verdict as nbgrader's Validator on every visible check.
 
 That every source passes all its tests and every untouched release fails every graded test is
 checked elsewhere, once each (a kernel start costs 3-4 s a notebook): nbval runs every source
@@ -8,12 +10,23 @@ notebook (a failing test cell fails it), the end-to-end grading gives every solu
 and every untouched release 0 (tests/autograde_e2e.py), and the browser tests press Validate on
 every solved and several untouched assignments."""
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from autograder.validate import CANNOT_SEE, Kernel, as_text, checklist, exercises, read_notebook, validate
+from autograder.validate import (
+    CANNOT_SEE,
+    Kernel,
+    as_text,
+    checklist,
+    exercises,
+    lines_from,
+    read_notebook,
+    summary,
+    validate,
+)
 from coursekit import ROOT, build_submission, source_text, write_notebook
 from scenarios import unit01
 
@@ -69,19 +82,46 @@ def test_solved_untouched_and_half_done(checklist_of, covered):
     for name, answers in [("solution", {}), ("untouched", None), ("half", half)]:
         seen[name] = checklist_of(name, answers)[1]
         assert [line.exercise for line in seen[name]] == EXERCISES
-    assert {line.status for line in seen["solution"]} == {"passed"}
+    assert [line.status for line in seen["solution"]] == ["passed"] * 5 + ["answered"] * 4
     assert {line.status for line in seen["untouched"]} == {"unanswered"}
     assert [line.text() for line in seen["half"]] == [
         '✗ Q1 · Describe a tensor: failed: describe(torch.zeros(2, 3))["numel"]: wrong value. Expected 6, got 2.',
         "✓ Q2 · Which property broke?: passed", "✓ Q3 · Fix a dtype bug: passed",
         "· Q4 · How much memory?: not answered yet", "✓ Q5 · Rounding, or a bug?: passed",
-        "✓ Check yourself · q1: passed", "· Check yourself · q2: not answered yet",
-        "✓ Check yourself · q3: passed", "✓ Check yourself · q4: passed"]
+        "○ Check yourself · q1: answered, checked at grading", "· Check yourself · q2: not answered yet",
+        "○ Check yourself · q3: answered, checked at grading", "○ Check yourself · q4: answered, checked at grading"]
     text = as_text(seen["half"])
-    assert text.splitlines()[0] == "6 of 9 exercises pass their visible checks."
+    assert text.splitlines()[0] == ("3 of 5 exercises pass their visible checks; "
+                                    "3 of 4 questions answered, checked at grading.")
     assert text.splitlines()[-1] == CANNOT_SEE
-    covered("checklist of unit 01 solved (9 passed), untouched (9 not answered yet), half-done "
-            "(a failure with its reason, two not answered, the rest passed)")
+    covered("checklist of unit 01 solved (5 passed, 4 answered), untouched (9 not answered yet), half-done "
+            "(a failure with its reason, two not answered, the rest passed or answered)")
+
+
+def test_a_wrong_quiz_letter_is_answered_not_passed(checklist_of, covered):
+    """A wrong letter passes the visible check (one of a-d): the line must not say "passed"."""
+    _, lines = checklist_of("quiz_wrong", scenario_answers("quiz_wrong"))
+    quiz = [line for line in lines if line.kind == "question"]
+    assert quiz and {line.status for line in quiz} == {"answered"}
+    assert all(line.text().endswith(": answered, checked at grading") for line in quiz)
+    assert "passed" not in " ".join(line.text() for line in quiz)
+    covered("a wrong quiz letter: 'answered, checked at grading', never 'passed'")
+
+
+NUMBERS = {"three": 3, "four": 4, "five": 5, "six": 6}
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "release").glob("*/*.ipynb")), ids=lambda p: p.parent.name)
+def test_summary_counts_what_the_notebook_counts(notebook, covered):
+    """Its first cell says "five exercises ... a four-question check yourself" (or "four parts"):
+    the checklist of every cell answered counts the same, an exercise with two test cells once."""
+    nb = read_notebook(notebook)
+    first = "".join(nb["cells"][0]["source"])
+    said = re.search(r"(\w+) (?:exercises|parts) .* a (\w+)-question", first)
+    ok = {i: {"status": "ok"} for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "code"}
+    assert summary(lines_from(nb, ok)) == (f"All {NUMBERS[said[1]]} exercises pass their visible checks; "
+                                           f"all {NUMBERS[said[2]]} questions answered, checked at grading.")
+    covered(f"{notebook.parent.name}: the checklist counts {said[1]} exercises and {said[2]} questions, as it says")
 
 
 def test_no_traceback_and_no_test_cell_source(checklist_of):
@@ -103,7 +143,7 @@ AGREE = ["solution", "untouched", "len_as_numel", "size_not_called", "warns", "q
 def test_checklist_agrees_with_nbgraders_validator(checklist_of, name, covered):
     """Same cells failing as stock nbgrader's Validator finds, on the same configuration."""
     nb_path, lines = checklist_of(name, scenario_answers(name))
-    ours = {line.exercise for line in lines if line.status != "passed"}
+    ours = {line.exercise for line in lines if line.status not in ("passed", "answered")}
     stock = validate(nb_path).get("failed", [])
     names = dict(zip([source_text(read_notebook(RELEASE01)["cells"][t]) for _, _, t in exercises(
         read_notebook(RELEASE01))], EXERCISES))
@@ -114,8 +154,10 @@ def test_checklist_agrees_with_nbgraders_validator(checklist_of, name, covered):
 
 def test_command_line_exit_status_and_text(tmp_path, covered):
     solved, untouched = student(tmp_path, "solved", {}), student(tmp_path, "untouched", None)
-    for path, code, first in [(solved, 0, "All 9 exercises pass their visible checks."),
-                              (untouched, 1, "0 of 9 exercises pass their visible checks.")]:
+    for path, code, first in [(solved, 0, "All 5 exercises pass their visible checks; "
+                                          "all 4 questions answered, checked at grading."),
+                              (untouched, 1, "0 of 5 exercises pass their visible checks; "
+                                             "0 of 4 questions answered, checked at grading.")]:
         done = subprocess.run([sys.executable, "-P", str(ROOT / "autograder" / "validate.py"), str(path)], capture_output=True,
                               text=True, timeout=300)
         assert (done.returncode, done.stdout.splitlines()[0], done.stderr) == (code, first, "")
@@ -147,4 +189,4 @@ def test_kernel_is_configured_as_the_autograders(kernel):
 def test_json_of_the_reply_is_plain_data(checklist_of):
     lines = checklist_of("solution", {})[1]
     assert json.loads(json.dumps([vars(line) for line in lines]))[0] == {
-        "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": ""}
+        "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": "", "kind": "exercise", "heading": "Q1 · Describe a tensor"}

@@ -11,13 +11,15 @@ from coursekit import ROOT
 def test_one_item_per_exercise_in_order_with_its_status_and_nothing_unescaped():
     lines = [Line("Q1 · Describe a tensor", "passed"),
              Line("Q2 · Which property broke?", "failed", "classify_error('<b>x</b>'): expected 'shape'"),
-             Line("Q3 · Fix a dtype bug", "unanswered")]
+             Line("Q3 · Fix a dtype bug", "unanswered"),
+             Line("Check yourself · q1", "answered", kind="question")]
     page = as_html(lines)
-    items = re.findall(r'<li data-status="(\w+)">.*?<b>(.*?)</b>: (.*?)</li>', page)
+    items = re.findall(r'<li data-status="(\w+)" data-kind="\w+">.*?<b>(.*?)</b>: (.*?)</li>', page)
     assert items == [("passed", "Q1 · Describe a tensor", "passed"),
                      ("failed", "Q2 · Which property broke?",
                       "failed: classify_error(&#x27;&lt;b&gt;x&lt;/b&gt;&#x27;): expected &#x27;shape&#x27;"),
-                     ("unanswered", "Q3 · Fix a dtype bug", "not answered yet")]
+                     ("unanswered", "Q3 · Fix a dtype bug", "not answered yet"),
+                     ("answered", "Check yourself · q1", "answered, checked at grading")]
     assert CANNOT_SEE.split(":")[0] in page and "<b>x</b>" not in page
 
 

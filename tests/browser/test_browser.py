@@ -470,7 +470,7 @@ def statuses(checklist) -> list[str]:
 
 # One assignment half done: a wrong answer, two left as stubs, the rest right.
 HALF = ("01_tensors", "01_tensors.ipynb")
-HALF_STATUSES = ["failed", "passed", "passed", "unanswered", "passed", "passed", "unanswered", "passed", "passed"]
+HALF_STATUSES = ["failed", "passed", "passed", "unanswered", "passed", "answered", "unanswered", "answered", "answered"]
 
 
 def half_done_answers() -> dict[str, str]:
@@ -494,8 +494,8 @@ def test_solved_assignment_runs_clean_and_validates(lab_page, assignment, name, 
     panel, summary = run_and_check(lab_page, f"solved/{assignment}/{name}", f"solved-{assignment}")
     checklist = validate(lab_page, panel, f"solved-{assignment}-validate.png")
     expect(checklist.locator(".course-summary")).to_contain_text("exercises pass their visible checks")
-    assert set(statuses(checklist)) == {"passed"}, statuses(checklist)
-    covered(f"{summary}; Validate's checklist: all {len(statuses(checklist))} exercises passed")
+    assert set(statuses(checklist)) == {"passed", "answered"}, statuses(checklist)  # exercises, questions
+    covered(f"{summary}; Validate's checklist: every exercise passed, every question answered")
 
 
 @pytest.mark.parametrize("assignment,name", assignment_paths())
@@ -513,7 +513,9 @@ def test_half_done_assignment_validates_line_by_line(lab_page, covered):
     assert statuses(checklist) == HALF_STATUSES
     expect(checklist.locator("li").first).to_contain_text(
         'Q1 · Describe a tensor: failed: describe(torch.zeros(2, 3))["numel"]: wrong value. Expected 6, got 2.')
-    covered("Validate on a half-done 01_tensors: one failed with its check's reason, two not answered, six passed")
+    expect(checklist.locator("li[data-kind=question]").first).to_contain_text("answered, checked at grading")
+    covered("Validate on a half-done 01_tensors: one failed with its check's reason, two not answered, "
+            "three passed, three questions 'answered, checked at grading'")
 
 
 def test_run_all_on_an_untouched_assignment_reaches_every_exercise(lab_page, covered):
