@@ -151,11 +151,15 @@ class Kernel:
             replies[msg["parent_header"].get("msg_id")] = msg["content"]
         return [replies[i] for i in ids][1 if cwd else 0:]
 
+    closed = None  # called once the kernel is shut down (the Validate button starts the next then)
+
     def close(self) -> None:
         import shutil
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
         shutil.rmtree(self._folder, ignore_errors=True)
+        if self.closed:
+            self.closed()
 
 
 def _one_line(text: str) -> str:

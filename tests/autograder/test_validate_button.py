@@ -23,18 +23,27 @@ def test_one_item_per_exercise_in_order_with_its_status_and_nothing_unescaped():
     assert CANNOT_SEE.split(":")[0] in page and "<b>x</b>" not in page
 
 
-def test_a_taken_kernel_is_fresh_and_the_next_one_is_already_starting():
-    pool = WarmKernels(ROOT)
+def test_a_second_press_right_after_finds_a_kernel_ready_and_each_is_fresh(covered):
+    """Two kept started: the press after a press takes the second without waiting for a start,
+    and the first's replacement starts only once its press is done (not competing with it)."""
+    pool = WarmKernels(ROOT, kept=2)
+    pool.wait_ready()
+    assert pool.ready() == 2
     first = pool.take()
     try:
-        assert pool._next is not None  # the next kernel starts as this one is handed out
+        assert pool.ready() == 1  # the next press's kernel is already started
         [reply] = first.run(["x = 41 + 1"])
-        assert reply["status"] == "ok"
-        second = pool.take(refill=False)
-        try:
-            [reply] = second.run(["x"])  # nothing passes from one Validate to the next
-            assert reply["status"] == "error" and reply["ename"] == "NameError"
-        finally:
-            second.close()
+        assert reply["status"] == "ok" and len(pool._ready) == 1  # no start during the press
     finally:
         first.close()
+    assert len(pool._ready) == 2  # its replacement starts as the press ends
+    second = pool.take()
+    try:
+        [reply] = second.run(["x"])  # nothing passes from one Validate to the next
+        assert reply["status"] == "error" and reply["ename"] == "NameError"
+    finally:
+        second.close()
+        pool.close()
+    assert not pool._ready
+    covered("Validate's pool: two kernels started; a press right after a press finds one ready; "
+            "a taken kernel's replacement starts when its press is done; nothing passes between presses")
