@@ -1,6 +1,6 @@
 """Check a student command's arguments before anything heavy loads (torch, nbgrader: seconds).
 
-    python -P autograder/arguments.py COMMAND [ARGS...]     (./course runs this first)
+    python -P autograder/arguments.py COMMAND [ARGS...]     (classgrader/cli.py loads it by path)
 
 Exits 0 when the arguments are fine; otherwise prints one line saying what is wrong and what
 to do, and exits 2, having changed nothing. Standard library only, and run as a file, not as

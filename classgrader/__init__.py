@@ -4,14 +4,15 @@ check library, and never this package).
 How a class is graded (`./course autograde ID`), process by process, and what each hands on:
 
     ./course autograde ID
-      |  arguments.py checks ID before anything heavy loads
+      |  cli.py (the command table) and arguments.py check ID before anything heavy loads
       v
     class run (classroom.py) ---- starts ----> kernel zygote (kernel_zygote.py)
       |  1. triage each runtime/submitted/STUDENT/ID/          imports torch, IPython and the
       |     (staging.py: links and special files refused,      check library once, warms them up,
       |     a broken notebook replaced by the release)         never runs student code; forks
       |  2. copy into runtime/grading/ID/shards/shard-K/       one kernel per request
-      |  3. fork one worker per shard, each with a pipe back          ^
+      |  3. fork one worker per shard, each in a memory cgroup        ^
+      |     of its own (cgroup.py), each with a pipe back              |
       v                                                                |  relay (kernel_relay.py):
     grade worker (grade_worker.py), one per core and one more          |  one Unix socket per kernel
       |  real `nbgrader autograde` over its shard                      |
@@ -40,15 +41,20 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |       whole (remote.py, graph_replay.py) and come back as themselves (identity.py),
       |       gradients go through the kernel (autograd_bridge.py), files are mirrored
       |       (mirror.py); otherwise it fails and is flagged
-      |     -> resources["course_flags"]
+      |     - what crosses from the kernel is data, bounded before anything walks it (bounds.py)
+      |     -> resources["course_flags"], resources["course_device"] (graded_device.py)
+      |  outcomes.RecordOutcomes (before SaveFlags): each test cell's score, kind of mistake
+      |     and misconception -> runtime/grading/ID/outcomes/STUDENT.json, read by report.py
       |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
-      |     and the flags to progress.note_flags (same process)
-      |  post-convert hook progress.after: one JSON line per student on the worker's pipe
-      v        {"student", "seconds", "flags"}
+      |     and the flags and device to progress.note_flags (same process)
+      |  pre/post-convert hooks progress.before/after: JSON lines on the worker's pipe
+      v        {"started"}, {"preparing"}/{"prepared"}, {"student", "seconds", "flags", "device"}
     class run again
          reads the pipes, prints a line per student, records runtime/grading/ID/done/STUDENT.json
-         (the student's files' digest, so a rerun skips them, and their flags), and finally
-         writes runtime/flags.csv from every assignment's done/ records.
+         (the student's files' digest, so a rerun skips them, their flags, seconds and device),
+         and finally writes runtime/flags.csv from every assignment's done/ records. A worker
+         that dies, or that its watchdog ends, costs only the student it was grading: graded
+         again alone, then marked failed with the reason; the rest go to new shards.
 
 Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
 """
