@@ -14,6 +14,7 @@ would load nbgrader. The hub's `course-autograde` runs `python -I -m classgrader
 import argparse
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -52,6 +53,15 @@ class Command:
     role: str = ""         # "instructor" or "student" (its checks), "" for the course itself
 
 
+def student_name(text: str) -> str:
+    """A student id as nbgrader keys folders and gradebook rows on it: no path, no space."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a student name (letters, digits, _ . -)")
+    return text
+
+
+AS_STUDENT = ("--student", {"type": student_name, "metavar": "NAME"})  # several students on one machine
+
 COMMANDS = {
     "lab": Command("[--instructor] [--port N] [--ip IP] [--no-browser] [-- JUPYTER-LAB-ARGS]",
                    "open the course in JupyterLab (a student's, or with nbgrader's instructor tools)",
@@ -87,12 +97,12 @@ COMMANDS = {
                    "(the options are hub/install.py's)", env=False),
     "validate": Command("NOTEBOOK", "Validate's checklist of the visible checks (exit 1 unless all pass)",
                         [("paths", {"nargs": "*"})], role="student"),
-    "fetch": Command("ID", "(student) fetch ID from the exchange into work/ID", [("ids", {"nargs": "*"})],
-                     role="student"),
+    "fetch": Command("ID [--student NAME]", "(student) fetch ID from the exchange into work/ID",
+                     [("ids", {"nargs": "*"}), AS_STUDENT], role="student"),
     "submit": Command("ID [--student NAME]", "(student) submit work/ID (--student: as another, on a "
-                      "machine several share)", [("ids", {"nargs": "*"}), ("--student", {})], role="student"),
-    "fetch-feedback": Command("ID", "(student) fetch your feedback for ID into work/ID/feedback",
-                              [("ids", {"nargs": "*"})], role="student"),
+                      "machine several share)", [("ids", {"nargs": "*"}), AS_STUDENT], role="student"),
+    "fetch-feedback": Command("ID [--student NAME]", "(student) fetch your feedback for ID into work/ID/feedback",
+                              [("ids", {"nargs": "*"}), AS_STUDENT], role="student"),
     "help": Command("", "this list", env=False),
 }
 PASS_THROUGH = {"test", "hub"}  # their arguments are another program's own

@@ -4,7 +4,8 @@ and returns feedback and exports grades; students fetch their feedback. (On a sh
 nbgrader takes the student id from the login name; here --student stands in for two logins.)
 Along the way: fetching into a work/ that already holds the assignment (./course lab copies
 it there) adds what is missing and overwrites nothing; the feedback names every question and
-says "not answered"; a student with no submission exports an empty score, not 0."""
+says "not answered"; a student with no submission exports an empty score, not 0; JupyterLab's
+.ipynb_checkpoints beside a notebook never reach the exchange or runtime/submitted."""
 import csv
 import re
 import shutil
@@ -38,10 +39,15 @@ def test_release_fetch_submit_collect_grade_return(tmp_path, covered):
         if student == "alice":
             assert fetched.read_bytes() == before, "fetch overwrote the student's copy"
         write_notebook(build_submission(source, read_notebook(fetched), answers), fetched)
+        checkpoint = fetched.parent / ".ipynb_checkpoints" / f"{fetched.stem}-checkpoint.ipynb"
+        checkpoint.parent.mkdir()  # what JupyterLab saves beside every notebook it opens
+        shutil.copy(fetched, checkpoint)
         nbgrader(course, "submit", ASSIGNMENT, f"--Exchange.assignment_dir={work}", f"--student={student}")
     nbgrader(course, "collect", ASSIGNMENT)                                 # ./course collect
     for student in STUDENTS:
         assert (course / "runtime" / "submitted" / student / ASSIGNMENT / NOTEBOOK).exists(), f"{student} not collected"
+    handed_in = [p for where in ("runtime/exchange", "runtime/submitted") for p in (course / where).rglob("*")]
+    assert handed_in and not [p for p in handed_in if ".ipynb_checkpoints" in p.parts], "checkpoints submitted"
     nbgrader(course, "autograde", ASSIGNMENT)
     nbgrader(course, "generate_feedback", ASSIGNMENT)
     nbgrader(course, "release_feedback", ASSIGNMENT)                        # ./course return
@@ -59,7 +65,8 @@ def test_release_fetch_submit_collect_grade_return(tmp_path, covered):
     # came last, and nbgrader names each feedback folder by its submission's timestamp.
     check_feedback(sorted((tmp_path / "bob" / ASSIGNMENT / "feedback").rglob("*.html"))[-1].read_text())
     covered(f"exchange round trip: release, fetch (keeping a copy already there), submit, collect, autograde, "
-            f"feedback naming each question back to students, export {scores} (carol never submitted)")
+            f"feedback naming each question back to students, export {scores} (carol never submitted); "
+            f"no .ipynb_checkpoints submitted")
 
 
 QUESTIONS = ["Q1 · Describe a tensor", "Q2 · Which property broke?", "Q3 · Fix a dtype bug",

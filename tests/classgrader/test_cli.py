@@ -36,8 +36,8 @@ BAD = {  # one bad call of every command whose arguments are the course's own ->
     "fetch": ("fetch 01_tensors 02_devices", "course: fetch takes one assignment id, not 2 (01_tensors 02_devices)"),
     "submit": ("submit 01_tensors --student", f"course: submit: argument --student: expected one argument; "
                                               f"{USAGE['submit']}"),
-    "fetch-feedback": ("fetch-feedback 01_tensors -x", f"course: fetch-feedback: unrecognized arguments: -x; "
-                                                       f"{USAGE['fetch-feedback']}"),
+    "fetch-feedback": ("fetch-feedback 01_tensors --student ../ana", "course: fetch-feedback: argument --student: "
+                       f"'../ana' is not a student name (letters, digits, _ . -); {USAGE['fetch-feedback']}"),
 }
 
 
@@ -123,6 +123,9 @@ def test_what_good_arguments_run(course, monkeypatch):
     assert runs("report", "--all")[-2:] == ["classgrader.report", "--all"]
     assert runs("submit", "01_tensors", "--student", "bob")[:5] == ["nbgrader", "submit", "01_tensors", "--student",
                                                                      "bob"]
+    for command, nbgrader_command in [("fetch", "fetch_assignment"), ("fetch-feedback", "fetch_feedback")]:
+        assert runs(command, "01_tensors", "--student", "bob")[:5] == ["nbgrader", nbgrader_command, "01_tensors",
+                                                                       "--student", "bob"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the hub's wrapper runs as root")
