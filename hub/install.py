@@ -3,6 +3,7 @@ what is missing or out of date). Needs root, Debian and Python 3.11.
 
     python3 hub/install.py --instructor NAME --students A,B,C [--state DIR] [--exchange DIR]
                            [--ip IP] [--port N] [--assignments ID,...]
+    python3 hub/install.py --remove [--state DIR]      (tear down the class: hub/remove.py)
 
 What it makes, and why:
 - Node and npm from Debian, configurable-http-proxy from npm (the proxy JupyterHub drives), sudo.
@@ -19,7 +20,8 @@ What it makes, and why:
   lab settings of their role (../lab/ROLE: a student's lab has no Formgrader, no Create Assignment).
 - A sudo rule letting the instructor grade as root: the sandbox needs root (hub/course-autograde).
 The users it made are recorded in STATE/class.json; a name that already belongs to someone else
-is refused, never taken over."""
+is refused, never taken over. It refuses to go on while a student could read the checkout's
+source/ (the solutions) or the hub's database, saying what to do."""
 import argparse
 import hashlib
 import json
@@ -225,14 +227,16 @@ def course_folder(instructor: str, exchange: Path, assignments: list[str]) -> Pa
     if override not in config.read_text():
         as_user(instructor, "sh", "-c", f"cat >> nbgrader_config.py <<'EOF'{override}EOF\n", cwd=root)
     os.chmod(root, 0o700)
-    for assignment in assignments:  # records it (and its grade cells) in the instructor's gradebook
+    for assignment in assignments:
         if not (root / "release" / assignment).is_dir():
             fail(f"no assignment '{assignment}' in {root / 'release'}")
-        marker = root / "runtime" / f".generated-{assignment}"
-        if not marker.exists():
-            say(f"recording {assignment} in the gradebook")
-            as_user(instructor, "nbgrader", "generate_assignment", assignment, "--force", cwd=root)
-            as_user(instructor, "touch", str(marker), cwd=root)
+    # Records each (and its grade cells) in the instructor's gradebook, all in one process
+    # (./course generate's), once: a marker says it was done, so a second start skips it.
+    missing = [a for a in assignments if not (root / "runtime" / f".generated-{a}").exists()]
+    if missing:
+        say(f"recording {', '.join(missing)} in the gradebook")
+        as_user(instructor, str(VENV / "bin" / "python"), "-m", "classgrader.generate", *missing, cwd=root)
+        as_user(instructor, "touch", *(str(root / "runtime" / f".generated-{a}") for a in missing), cwd=root)
     return root
 
 
@@ -271,7 +275,36 @@ def sudo_rule(instructor: str, state: Path) -> None:
     os.replace(tmp, rule)
 
 
-def main(argv=None) -> Path:
+def topmost_missing(path: Path) -> Path | None:
+    """The outermost folder that making `path` creates (None when it exists)."""
+    missing = None
+    while not path.exists():
+        missing, path = path, path.parent
+    return missing
+
+
+def readable_by(user: str, *paths: Path) -> list[str]:
+    """Those of `paths` (and the files under them) that `user` can read, as the kernel decides
+    for that user (find -readable, run as them): what a student's terminal could open."""
+    done = subprocess.run([shutil.which("runuser") or "/usr/sbin/runuser", "-u", user, "--", "find", *map(str, paths),
+                           "-readable", "-type", "f", "-print", "-quit"], capture_output=True, text=True)
+    return done.stdout.split()
+
+
+def keep_private(student: str, state: Path) -> None:
+    """Refuse to serve the class while a student could read the solutions or the hub's database."""
+    db = state / "jupyterhub.sqlite"
+    if db.exists():
+        os.chmod(db, 0o600)  # made by JupyterHub with the umask's mode; jupyterhub_config.py makes it so too
+    if readable_by(student, CHECKOUT / "source"):
+        fail(f"{CHECKOUT}/source (the solutions) is readable by the students: run `chmod 700 {CHECKOUT}` "
+             "(or keep the checkout under /root) and start again")
+    if db.exists() and readable_by(student, db):
+        fail(f"{db} (the hub's database) is readable by the students: run `chmod 600 {db}` and start again")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The hub's arguments (./course hub checks them with this parser before anything runs)."""
     parser = argparse.ArgumentParser(prog="course hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("--instructor", default="instructor")
     parser.add_argument("--students", default="student1,student2,student3", help="comma-separated user names")
@@ -281,9 +314,19 @@ def main(argv=None) -> Path:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--assignments", default="", help="comma-separated ids to record in the gradebook "
                         "now (default: all)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--remove", action="store_true", help="remove the class this made: its users and their "
+                        "homes, the course, the exchange, the sudo rule, the state folder (hub/remove.py)")
+    return parser
+
+
+def main(argv=None) -> Path | None:
+    args = parser().parse_args(argv)
     if sys.platform != "linux" or os.geteuid() != 0:
         fail("the hub makes system users and serves them: run it as root on Linux (sudo ./course hub)")
+    if args.remove:
+        import remove
+        remove.remove(args.state.resolve())
+        return None
     students = [s for s in args.students.split(",") if s]
     if not students or args.instructor in students or len(set(students)) != len(students):
         fail("give one instructor and one or more different students (--instructor NAME --students A,B,C)")
@@ -294,6 +337,7 @@ def main(argv=None) -> Path:
         p.name for p in (CHECKOUT / "release").iterdir() if p.is_dir())
 
     state = args.state.resolve()
+    made_folders = [str(topmost_missing(state)), str(topmost_missing(args.exchange.resolve()))]
     state.mkdir(parents=True, exist_ok=True)
     os.chmod(state, 0o711)  # users' servers read roles/ inside it; nothing else
     OPT.mkdir(parents=True, exist_ok=True)
@@ -304,6 +348,8 @@ def main(argv=None) -> Path:
     record = state / "class.json"
     old = json.loads(record.read_text()) if record.exists() else {}
     made = old.get("made", [])
+    # Folders this class made (for --remove): a first run's, kept by every later run.
+    old["folders"] = old.get("folders") or [f for f in made_folders if f != "None"]
     secret = state / "passwords.txt"
     passwords = dict(line.split(":", 1) for line in secret.read_text().split()) if secret.exists() else {}
     for name in [args.instructor, *students]:
@@ -325,13 +371,11 @@ def main(argv=None) -> Path:
     roles(state)
     sudo_rule(args.instructor, state)
     record.write_text(json.dumps({
-        "made": made, "course_id": course_id(), "instructor": args.instructor, "students": students,
+        "made": made, "folders": old["folders"], "course_id": course_id(), "instructor": args.instructor, "students": students,
         "ip": args.ip, "port": args.port,
         "exchange": str(exchange), "venv": str(VENV), "proxy": str(CHP), "course_root": str(course_root),
         "roles": str(state / "roles"), "state": str(state)}, indent=1))
-    if os.stat(CHECKOUT / "source").st_mode & 0o005 and os.stat(CHECKOUT).st_mode & 0o001:
-        say(f"warning: {CHECKOUT}/source (the solutions) is readable by every user; keep the checkout "
-            "somewhere private (for example under /root)")
+    keep_private(students[0], state)
     say(f"ready: {args.instructor} (instructor), {', '.join(students)}; passwords in {secret}")
     return state
 

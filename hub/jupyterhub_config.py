@@ -23,7 +23,12 @@ c.JupyterHub.hub_port = klass["port"] + 1
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{klass['port'] + 2}"
 c.ConfigurableHTTPProxy.command = [klass["proxy"]]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
-c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+# The database holds every user's tokens: root's alone, made so before JupyterHub opens it
+# (SQLite gives its journal the same mode).
+database = state / "jupyterhub.sqlite"
+os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+os.chmod(database, 0o600)
+c.JupyterHub.db_url = f"sqlite:///{database}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # Stopping the hub stops every server and the proxy it started: nothing is left running.

@@ -1,5 +1,6 @@
 """./course hub [ARGS]: set up the class (hub/install.py, same ARGS) and run JupyterHub in the
-foreground until Ctrl-C, which stops every user's server and the proxy with it."""
+foreground until Ctrl-C, which stops every user's server and the proxy with it. With --remove,
+tear the stopped class down instead (hub/remove.py)."""
 import os
 import sys
 from pathlib import Path
@@ -8,6 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import install  # noqa: E402 (hub/ is not a package: run as a script)
 
 state = install.main(sys.argv[1:])
+if state is None:  # --remove: nothing to serve
+    sys.exit(0)
 config = Path(__file__).resolve().parent / "jupyterhub_config.py"
 hub = install.VENV / "bin" / "jupyterhub"
 os.environ.update(COURSE_HUB_STATE=str(state), PATH=f"{install.VENV}/bin:/usr/bin:/bin")

@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -285,8 +286,15 @@ def clean_machine():
     if why_not():  # only reached in CI: fail rather than pass by testing nothing
         pytest.fail(why_not(), pytrace=False)
     remove_class()  # a run killed midway leaves its class: start from nothing
-    yield
-    remove_class()
+    # The hub refuses to serve while its students could read the solutions (tests/hub/test_teardown.py):
+    # source/ is root's alone while the class runs, as the refusal tells an instructor to make it.
+    mode = (ROOT / "source").stat().st_mode & 0o777
+    os.chmod(ROOT / "source", 0o700)
+    try:
+        yield
+    finally:
+        os.chmod(ROOT / "source", mode)
+        remove_class()
 
 
 def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
@@ -333,8 +341,20 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     assert not left, f"left running after the hub stopped: {[(p.pid, p.name()) for p in left]}"
     listening = {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
     assert not listening & {port, port + 1, port + 2}, "something still listens on a port of the hub after it stopped"
+    assert (STATE / "jupyterhub.sqlite").stat().st_mode & 0o077 == 0, "the hub's database is readable by others"
+    again = time.monotonic()
+    subprocess.run([sys.executable, str(ROOT / "hub" / "install.py"), "--instructor", INSTRUCTOR, "--students",
+                    ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE), "--assignments", ASSIGNMENT],
+                   check=True, capture_output=True, timeout=120)
+    set_up_again = time.monotonic() - again
+    assert set_up_again < 30, f"a second set-up took {set_up_again:.0f} s"
+    removed = subprocess.run([str(ROOT / "course"), "hub", "--remove", "--state", str(STATE)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+    assert removed.returncode == 0 and not STATE.exists() and not SUDOERS.exists(), removed.stderr
+    assert not [n for n in class_users() if uid(n) is not None], "--remove left a user of the class"
     covered(f"the hub stopped on SIGTERM with every server and the proxy; no process or port left; "
-            f"whole round trip {time.monotonic() - started:.0f} s")
+            f"whole round trip {time.monotonic() - started:.0f} s; its database root's alone; set up again in "
+            f"{set_up_again:.0f} s; ./course hub --remove took every user, the state and the sudo rule")
     check_validate(checklists, covered)
 
 
