@@ -19,11 +19,6 @@ HISTORY = re.compile("|".join([
 KINDS = (".py", ".md", ".ipynb", ".toml", ".txt", ".yml", ".yaml", ".cfg", ".json", ".sh", ".html", ".tpl", ".j2")
 BARE = {"course", ".ci/run", "hub/course-autograde"}  # scripts without an extension
 NOT_PRODUCT = {"CHANGES.md", "tests/test_history_words.py"}  # (this file names the words to find them)
-# Hits in files their owners have yet to reword: (path, the words found). Each goes when its
-# file is reworded; empty, the list goes.
-ALLOWED = {
-    ("tests/test_mutation.py", "issue 15"),
-}
 
 
 def product_files() -> list[str]:
@@ -52,10 +47,9 @@ def hits() -> dict[tuple[str, str], list[int]]:
 
 def test_no_history_words_in_the_product(covered):
     found = hits()
-    new = {key: lines for key, lines in found.items() if key not in ALLOWED}
-    assert not new, "history words (put them in commit messages or CHANGES.md): " + "; ".join(
-        f"{path}:{lines[0]}: '{words}'" for (path, words), lines in sorted(new.items()))
-    covered(f"{len(product_files())} product files without history words ({len(set(found) & ALLOWED)} allowed for now)")
+    assert not found, "history words (put them in commit messages or CHANGES.md): " + "; ".join(
+        f"{path}:{lines[0]}: '{words}'" for (path, words), lines in sorted(found.items()))
+    covered(f"{len(product_files())} product files without history words")
 
 
 @pytest.mark.parametrize("line", ["The stop before measured 7 min", "the routes of issue 14", "re-checked as before",

@@ -1,9 +1,9 @@
 """The project's own mutation check (tests/mutation.py), on a fixed sample, and the machinery.
 
-The sample holds the wrong answers issue 15 found passing (a batch or model never moved to the
+The sample holds wrong answers that once passed the hidden tests (a batch or model never moved to the
 device, weights_only=False on files from elsewhere, a float16 input promoted to float32, a run that
 trains nothing, a normaliser recorded by autograd, statistics as a Parameter) and the correct
-answers it found failing (a loss read with .detach().cpu().item() on meta, a device picker asking
+answers that once failed them (a loss read with .detach().cpu().item() on meta, a device picker asking
 torch.cuda.device_count()): every wrong one must be caught, naming its misconception where it has
 one, and every correct one must pass every test cell, in the same runner. The full run is
 `python benchmarks/mutation_score.py`."""
