@@ -240,13 +240,31 @@ def course_folder(instructor: str, exchange: Path, assignments: list[str]) -> Pa
     return root
 
 
-def roles(state: Path) -> None:
+def formgrader_in_a_tab(settings: Path, instructor: str) -> None:
+    """On the hub the Formgrader opens in a browser tab of its own, from the lab's Course menu,
+    instead of in a lab panel: every single-user server sends frame-ancestors 'none' (JupyterHub's
+    default), and allowing 'self' would let one user's page frame another's on this one origin."""
+    page = json.loads((settings / "page_config.json").read_text())
+    page.setdefault("disabledExtensions", {})["@jupyter/nbgrader:formgrader"] = True  # its panel stays blank
+    (settings / "page_config.json").write_text(json.dumps(page, indent=2))
+    overrides = json.loads((settings / "overrides.json").read_text())
+    overrides["@jupyterlab/mainmenu-extension:plugin"] = {"menus": [{
+        "id": "jp-mainmenu-course", "label": "Course", "rank": 1000,
+        "items": [{"command": "help:open", "args": {"url": f"/user/{instructor}/formgrader",
+                                                    "text": "Formgrader (opens in a new tab)",
+                                                    "newBrowserTab": True}}]}]}
+    (settings / "overrides.json").write_text(json.dumps(overrides, indent=2))
+
+
+def roles(state: Path, instructor: str) -> None:
     """Each role's lab settings: the ones ./course lab uses (lab/ROLE), copied where every server can read them."""
     for role in ("student", "instructor"):
         target = state / "roles" / role
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(CHECKOUT / "lab" / role, target)
+        if role == "instructor":
+            formgrader_in_a_tab(target, instructor)
         # Terminals run a plain (not login) shell: a login shell's /etc/profile resets PATH, and
         # nbgrader and Python would no longer be found in them.
         server = target / "jupyter_server_config.json"
@@ -368,7 +386,7 @@ def main(argv=None) -> Path | None:
         home = Path(pwd.getpwnam(name).pw_dir)
         write_root_owned(home / "nbgrader_config.py",
                          user_config(exchange, course_root if name == args.instructor else None))
-    roles(state)
+    roles(state, args.instructor)
     sudo_rule(args.instructor, state)
     record.write_text(json.dumps({
         "made": made, "folders": old["folders"], "course_id": course_id(), "instructor": args.instructor, "students": students,

@@ -384,10 +384,11 @@ def check_roles(teacher: Person, students: dict[str, Person], base: str, covered
     assert "Formgrader" not in menu.inner_text(), "a student's Nbgrader menu offers the Formgrader"
     student.shot("menu")
     student.page.keyboard.press("Escape")
-    assert teacher.has_plugin("@jupyter/nbgrader:formgrader") and teacher.has_plugin(
-        "@jupyter/nbgrader:create-assignment"), "the instructor's lab lacks the Formgrader or Create Assignment"
+    assert teacher.has_plugin("@jupyter/nbgrader:create-assignment"), "the instructor's lab lacks Create Assignment"
+    # The Formgrader opens in a tab of its own (check_formgrader): no lab panel that framing protection blanks.
+    assert not teacher.has_plugin("@jupyter/nbgrader:formgrader"), "the instructor's lab frames the Formgrader"
     covered("each student's lab: Assignment List and Validate, no Formgrader (menu, plugin, server: 404), "
-            "no Create Assignment; the instructor's has both")
+            "no Create Assignment; the instructor's has Create Assignment and the Formgrader in a tab of its own")
 
 
 def round_trip(teacher: Person, students: dict[str, Person], course: Path, covered) -> dict:
@@ -501,10 +502,18 @@ def check_isolation(teacher: Person, students: dict[str, Person], course: Path, 
 
 
 def check_formgrader(teacher: Person, base: str, covered) -> None:
-    page = teacher.context.new_page()
+    """Clicked in the lab: Course -> Formgrader opens the instructor's Formgrader in a browser tab."""
+    teacher.page.locator(".lm-MenuBar-itemLabel", has_text="Course").click()
+    with teacher.context.expect_page() as opened:
+        teacher.page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text="Formgrader").click()
+    page = opened.value
+    page.wait_for_url(re.compile(f"/user/{INSTRUCTOR}/formgrader"))
+    expect_text(page.locator("body"), ASSIGNMENT)  # the Formgrader's assignments, not a refusal
+    page.screenshot(path=SCREENSHOTS / "hub-formgrader-from-the-lab.png")
     page.goto(f"{base}/user/{INSTRUCTOR}/formgrader/manage_submissions/{ASSIGNMENT}")
     table = page.locator("table")
     for name in STUDENTS:
         expect_text(table, name)
     page.screenshot(path=SCREENSHOTS / "hub-formgrader-submissions.png")
-    covered(f"the instructor's Formgrader lists the submissions of {', '.join(STUDENTS)}")
+    covered(f"Course -> Formgrader clicked in the instructor's lab opens it in a tab of its own; it lists the "
+            f"submissions of {', '.join(STUDENTS)}")
