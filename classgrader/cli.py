@@ -12,7 +12,9 @@ nothing changed. Standard library only, and run as a file: importing the package
 would load nbgrader. The hub's `course-autograde` runs `python -I -m classgrader.cli run autograde`.
 """
 import argparse
+import hashlib
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -240,7 +242,8 @@ def _flag(value, flag: str) -> list[str]:
 
 
 def _lab(parsed) -> list[str]:
-    # A student's lab has no instructor panels; --instructor gives them (lab/ROLE/). Students
+    # A student's lab has no instructor panels; --instructor gives them (lab/ROLE/). It opens on
+    # the first lesson and its assignment side by side (start_page). Students
     # work in work/ID/, their own copy of each assignment (never overwritten), where the
     # Assignment List's Fetch and ./course fetch also put it (Exchange.assignment_dir), so
     # release/ stays exactly what generate_assignment made.
@@ -251,10 +254,40 @@ def _lab(parsed) -> list[str]:
     here = os.getcwd()
     config = os.path.join(here, "lab", role)
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [config, os.environ.get("JUPYTER_CONFIG_PATH")]))
+    workspaces = os.path.join(here, "runtime", "lab-workspaces")
+    start_page(workspaces, here)
     return ["jupyter", "lab", f"--ServerApp.root_dir={here}", f"--LabApp.app_settings_dir={config}",
-            "--LabApp.default_url=/lab/tree/work", *(["--allow-root"] if os.geteuid() == 0 else []),
+            f"--LabApp.workspaces_dir={workspaces}", f"--LabApp.default_url=/lab/workspaces/{START}",
+            *(["--allow-root"] if os.geteuid() == 0 else []),
             *([f"--port={parsed.port}"] if parsed.port else []), *([f"--ip={parsed.ip}"] if parsed.ip else []),
             *_flag(parsed.no_browser, "--no-browser"), *parsed.rest]
+
+
+START = "course"  # the lab's workspace: what it opens on, then as the student leaves it
+
+
+def start_page(workspaces: str, here: str) -> None:
+    """The first lesson and its assignment side by side (the lesson on the left), the file browser
+    on the course folder, where notebooks/ and work/ sit together; written once, so the lab then
+    keeps the student's own layout. jupyterlab_server names the file slugify(START)."""
+    path = os.path.join(workspaces, f"{START}-{hashlib.sha256(START.encode()).hexdigest()[:4]}.jupyterlab-workspace")
+    if os.path.exists(path):
+        return
+    lessons = os.path.join(here, "notebooks")
+    lesson = sorted(n for n in os.listdir(lessons) if n.endswith(".ipynb"))[:1] if os.path.isdir(lessons) else []
+    work = student.folders(student.WORK)[:1]
+    opened = [f"notebooks/{n}" for n in lesson] + [f"work/{a}/{a}.ipynb" for a in work]
+    areas = [{"type": "tab-area", "currentIndex": 0, "widgets": [f"notebook:{p}"]} for p in opened]
+    dock = ({"type": "split-area", "orientation": "horizontal", "sizes": [0.5, 0.5], "children": areas}
+            if len(areas) == 2 else areas[0] if areas else {"type": "tab-area", "currentIndex": 0, "widgets": []})
+    main = dict(dock=dock, **({"current": f"notebook:{opened[-1]}"} if opened else {}))
+    data = {"layout-restorer:data": {"main": main, "left": {"collapsed": False, "visible": True,
+                                                            "current": "filebrowser", "widgets": ["filebrowser"]}},
+            "file-browser-filebrowser:cwd": {"path": ""},
+            **{f"notebook:{p}": {"data": {"path": p, "factory": "Notebook"}} for p in opened}}
+    os.makedirs(workspaces, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"data": data, "metadata": {"id": START}}, handle, indent=1)
 
 
 def _test(parsed) -> list[str]:

@@ -1,5 +1,6 @@
 """The real `./course lab` and `./course submit`, run from a copy of the course (sharing this
-checkout's .venv): a student's lab makes work/ with a copy of every assignment, opens on it,
+checkout's .venv): a student's lab makes work/ with a copy of every assignment, opens on the
+first lesson and its assignment side by side (the course's workspace, written once),
 switches off the instructor's panels and the news prompt, and answers Validate with the
 checklist; `--instructor` keeps the panels. nbgrader's own submit sends a corrupt notebook to
 the exchange; `./course submit` refuses it first, and neither the exchange nor the file changes."""
@@ -28,6 +29,8 @@ def course(tmp_path):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "release").mkdir()
     shutil.copytree(ROOT / "release" / "01_tensors", tmp_path / "release" / "01_tensors")
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy2(ROOT / "notebooks" / "01_tensors.ipynb", tmp_path / "notebooks")
     os.symlink(ROOT / ".venv", tmp_path / ".venv")
     return tmp_path
 
@@ -67,11 +70,19 @@ def test_course_lab_student_and_instructor(course, covered):
     assert (course / "work" / "01_tensors" / "01_tensors.ipynb").read_bytes() == (
         course / "release" / "01_tensors" / "01_tensors.ipynb").read_bytes()
     assert INSTRUCTOR_ONLY | {NEWS} <= set(student["disabledExtensions"]), student["disabledExtensions"]
-    assert opens_on.split("?")[0].endswith("/lab/tree/work"), opens_on
+    assert opens_on.split("?")[0].endswith("/lab/workspaces/course"), opens_on
+    [workspace] = (course / "runtime" / "lab-workspaces").glob("course-*.jupyterlab-workspace")
+    layout = json.loads(workspace.read_text())["data"]["layout-restorer:data"]["main"]["dock"]
+    assert (layout["type"], layout["orientation"]) == ("split-area", "horizontal")
+    assert [area["widgets"] for area in layout["children"]] == [["notebook:notebooks/01_tensors.ipynb"],
+                                                                 ["notebook:work/01_tensors/01_tensors.ipynb"]]
+    workspace.write_text(workspace.read_text().replace("notebooks/01_tensors.ipynb", "notebooks/moved.ipynb"))
     instructor, _ = lab_config(course, "--instructor")
+    assert "moved.ipynb" in workspace.read_text(), "the lab overwrote the student's own layout"
     assert not INSTRUCTOR_ONLY & set(instructor["disabledExtensions"]) and NEWS in instructor["disabledExtensions"]
-    covered("./course lab: work/ made with the release's copy, opens on work/, no formgrader, create-assignment or "
-            "news; ./course lab --instructor: the panels, still no news")
+    covered("./course lab: work/ made with the release's copy, opens on lesson 01 and work/01_tensors side by side "
+            "(written once: a layout of the student's own is kept), no formgrader, create-assignment or news; "
+            "./course lab --instructor: the panels, still no news")
 
 
 def test_course_submit_refuses_what_nbgrader_would_send(course, covered):
