@@ -1,5 +1,5 @@
 """`./course hub --remove [--state DIR]`: take down the class hub/install.py set up at DIR, so
-that the machine is as it was before: the users it made (their processes first, each by its
+that the machine is as it was: the users it made (their processes first, each by its
 id, then the user, their home and mail spool), the exchange, the sudo rule, the state folder
 (passwords, database, roles, the wrapper). Only what STATE/class.json records the hub making
 is removed; a user it found already there is never touched. The hub must be stopped first

@@ -71,7 +71,7 @@ def test_remove_leaves_the_machine_as_before(a_class, covered):
                            capture_output=True, text=True, timeout=60)
     assert (again.returncode, again.stderr.count("\n")) == (2, 1), again.stderr
     covered("./course hub --remove: the class's users (a process of one ended first), homes, groups, folders, "
-            "sudo rule and state gone; /etc/passwd, /etc/group, /etc/sudoers.d, /srv, /home as before; "
+            "sudo rule and state gone; /etc/passwd, /etc/group, /etc/sudoers.d, /srv, /home unchanged; "
             f"a second --remove says in one line: {again.stderr.strip()}")
 
 
