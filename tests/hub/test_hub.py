@@ -22,7 +22,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -343,7 +342,8 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     assert not listening & {port, port + 1, port + 2}, "something still listens on a port of the hub after it stopped"
     assert (STATE / "jupyterhub.sqlite").stat().st_mode & 0o077 == 0, "the hub's database is readable by others"
     again = time.monotonic()
-    subprocess.run([sys.executable, str(ROOT / "hub" / "install.py"), "--instructor", INSTRUCTOR, "--students",
+    python = shutil.which("python3.11") or shutil.which("python3")  # as ./course hub picks it: the same venv
+    subprocess.run([python, str(ROOT / "hub" / "install.py"), "--instructor", INSTRUCTOR, "--students",
                     ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE), "--assignments", ASSIGNMENT],
                    check=True, capture_output=True, timeout=120)
     set_up_again = time.monotonic() - again
