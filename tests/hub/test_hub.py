@@ -461,8 +461,8 @@ def check_validate(checklists: dict, covered) -> None:
     assert solved and set(solved) == {"passed", "answered"}, f"Validate on the solution: {solved}"
     assert not {"passed", "answered"} & set(untouched), f"Validate on the untouched release: {untouched}"
     assert len(wrong) == len(solved) and "unanswered" not in wrong, f"Validate on a wrong answer: {wrong}"
-    covered(f"Validate's checklist: solution {len(solved)} passed; wrong answer {wrong.count('passed')} passed; "
-            f"untouched none passed")
+    covered(f"Validate's checklist: solution {solved.count('passed')} passed, {solved.count('answered')} answered; "
+            f"wrong answer {wrong.count('passed')} passed; untouched none passed or answered")
 
 
 def check_isolation(teacher: Person, students: dict[str, Person], course: Path, covered) -> None:
