@@ -5,6 +5,7 @@ was never released), the same as a real zero. This plugin (nbgrader_config.py,
 ExportApp.plugin_class) writes the same file and then leaves the score columns empty for
 those rows; a submission that scored 0 keeps its 0.0."""
 import csv
+import os
 
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
@@ -12,15 +13,33 @@ from nbgrader.plugins import CsvExportPlugin
 SCORE_COLUMNS = ("raw_score", "late_submission_penalty", "score")
 
 
-def blank_missing(path: str, submitted: set[tuple[str, str]]) -> None:
+def graded_on(grading: str, assignment: str, student: str) -> str:
+    """The device a student's tests of `assignment` ran on, as the class run recorded it in
+    `grading`/ID/done/STUDENT.json (runtime/grading), or "" when it recorded none."""
+    import json
+    path = os.path.join(grading, os.path.basename(assignment), "done", f"{os.path.basename(student)}.json")
+    try:
+        with open(path) as handle:
+            return str(json.load(handle).get("device") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def blank_missing(path: str, submitted: set[tuple[str, str]], grading: str | None = None) -> None:
     """Rewrite the CSV at `path`, emptying the score columns of (assignment, student) pairs
-    not in `submitted`."""
+    not in `submitted`; given the class run's `grading` folder, a last column says where each
+    submission was graded (graded_on: a CPU fallback told from a GPU run)."""
     with open(path, newline="") as handle:
         reader = csv.DictReader(handle)
         fields, rows = reader.fieldnames, list(reader)
+    if grading is not None and "graded_on" not in fields:
+        fields = [*fields, "graded_on"]
     for row in rows:
         if (row["assignment"], row["student_id"]) not in submitted:
             row.update({column: "" for column in SCORE_COLUMNS})
+        if grading is not None:
+            row["graded_on"] = graded_on(grading, row["assignment"], row["student_id"]) \
+                if (row["assignment"], row["student_id"]) in submitted else ""
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
@@ -38,4 +57,5 @@ class CsvExport(CsvExportPlugin):
                     submitted.add((assignment.name, student.id))
                 except MissingEntry:
                     pass
-        blank_missing(self.to or "grades.csv", submitted)
+        path = self.to or "grades.csv"
+        blank_missing(path, submitted, os.path.join(os.path.dirname(os.path.abspath(path)), "grading"))

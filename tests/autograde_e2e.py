@@ -194,7 +194,9 @@ def test_the_leak_detector_sees_code_in_plain_html(request, graded):
 def test_export_agrees_with_the_gradebook(request, graded, covered):
     course = graded["course"]
     with open(course / "runtime" / "grades.csv", newline="") as handle:
-        rows = {(r["assignment"], r["student_id"]): r["score"] for r in csv.DictReader(handle)}
+        table = list(csv.DictReader(handle))
+    rows = {(r["assignment"], r["student_id"]): r["score"] for r in table}
+    graded_on = {(r["assignment"], r["student_id"]): r["graded_on"] for r in table}
     submitted = set()
     for unit, scenario in cases(request.module):
         total = sum(s for s, _ in scores(course, unit, scenario).values())
@@ -204,6 +206,10 @@ def test_export_agrees_with_the_gradebook(request, graded, covered):
     # A student who never submitted an assignment has no score for it: empty, not a 0.
     never = [key for key in rows if key not in submitted]
     assert never and all(rows[key] == "" for key in never), [rows[key] for key in never if rows[key] != ""][:3]
+    # Each submission says where its tests ran (the class run's record of it); a blank one says nothing.
+    assert all(graded_on[key].split(" ")[0] in ("cpu", "cuda", "mps") for key in submitted), \
+        sorted({graded_on[key] for key in submitted})
+    assert all(graded_on[key] == "" for key in never)
     covered(f"grades.csv: {len(submitted)} rows agree with the gradebook, {len(never)} never-submitted rows empty")
 
 
