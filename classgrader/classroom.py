@@ -306,7 +306,10 @@ class ClassRun:
             if self.zygote.failed():
                 for read, pid in pipes.items():
                     os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
                     os.close(read)
+                    if memory.get(read) is not None:
+                        memory[read].close()  # its cgroup goes with it
                 raise ZygoteGone(self.zygote.failed())
         return died
 

@@ -101,7 +101,8 @@ MAX_LOST_KERNELS = 2
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
 _plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
-_references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks})
+_references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks},
+#                                   {grade id: why the grader's own run could not establish it})
 
 
 # The cell nbclient is told it waits on while the kernel answers a test judged in the grader.

@@ -237,3 +237,21 @@ def live_processes(uid_wanted) -> list[tuple[int, int]]:
         if uid_wanted(uid) and "State:\tZ" not in text:
             found.append((int(status.parent.name), uid))
     return found
+
+
+HEAVY = ("torch", "nbgrader", "matplotlib", "nbformat")  # what takes seconds to import
+
+
+def run_module(root: Path, module: str, *args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """`python -m MODULE ARGS` in root: (the run, which of HEAVY it had imported when it ended),
+    for "arguments are checked before anything heavy loads", however busy the machine."""
+    probe = root / ".heavy-imports"
+    code = ("import atexit, runpy, sys\n"
+            "path = sys.argv.pop(1)\n"
+            f"atexit.register(lambda: open(path, 'w').write(' '.join(m for m in {HEAVY!r} if m in sys.modules)))\n"
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(probe), *args], cwd=root, env=tool_env(),
+                          capture_output=True, text=True, timeout=300)
+    loaded = probe.read_text().split()
+    probe.unlink()
+    return done, loaded
