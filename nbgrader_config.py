@@ -28,16 +28,9 @@ os.makedirs(c.Exchange.root, exist_ok=True)  # else the Assignment List shows an
 # A student's copies live in work/ID/, whichever way they came: ./course lab's copy, ./course
 # fetch or the Assignment List's Fetch; fetching again adds missing files, never overwrites.
 c.Exchange.assignment_dir = os.path.join(here, "work")
-os.makedirs(c.Exchange.assignment_dir, exist_ok=True)  # the Assignment List changes into it...
-# ...and reads its settings again from there: a two-line config pointing back here. Created,
-# never overwritten, never through a link (O_EXCL).
-try:
-    _fd = os.open(os.path.join(c.Exchange.assignment_dir, "nbgrader_config.py"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    os.write(_fd, b'import os  # the course\'s settings, for nbgrader\'s Assignment List\n'
-                  b'load_subconfig("nbgrader_config.py", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n')
-    os.close(_fd)
-except FileExistsError:
-    pass
+# The Assignment List changes into it and reads nbgrader's settings again there; work/ holds only
+# the student's assignments, and the lab's own config folder brings these (lab/ROLE/nbgrader_config.py).
+os.makedirs(c.Exchange.assignment_dir, exist_ok=True)
 c.ExchangeFetchAssignment.replace_missing_files = True
 c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
 # A never-submitted assignment exports an empty score, not 0.0 (classgrader/export.py).
