@@ -1,9 +1,14 @@
-"""The hub's lab settings per role (hub/install.py's roles), read in-process: the instructor's
-Formgrader opens in a browser tab of its own from the Course menu, and no lab panel frames it
-(each server sends frame-ancestors 'none'); a student's settings are ./course lab's own. The
-click itself, in Chromium on a real hub, is in tests/hub/test_hub.py."""
+"""The labs' settings per role (lab/ROLE, as ./course lab and hub/install.py's roles use them), read
+in-process: the instructor's Formgrader on the hub opens in a browser tab of its own from the Course
+menu, and no lab panel frames it (each server sends frame-ancestors 'none'); a student's settings are
+./course lab's own; nbgrader's Assignment List, reading its settings again in work/, finds the
+course's through the role's folder, and work/ holds nothing but assignments. The clicks themselves,
+in Chromium, are in tests/hub/test_hub.py and tests/browser/test_browser.py."""
 import json
+import shutil
 import sys
+
+import pytest
 
 from coursekit import ROOT
 
@@ -24,3 +29,34 @@ def test_the_formgrader_opens_in_a_tab_of_its_own(tmp_path, covered):
         assert (student / name).read_text() == (ROOT / "lab" / "student" / name).read_text()
     covered("hub roles: the instructor's Course -> Formgrader opens /user/teacher/formgrader in a new browser tab, "
             "no Formgrader panel in the lab; a student's settings are ./course lab's")
+
+
+@pytest.mark.parametrize("role", ["student", "instructor"])
+def test_the_assignment_list_finds_the_course_and_work_holds_only_assignments(tmp_path, monkeypatch, role, covered):
+    """nbgrader's own Assignment List, as the lab's server runs it (JUPYTER_CONFIG_PATH=lab/ROLE,
+    the lab serving the course folder): it lists the released assignment, fetches it into work/,
+    lists it fetched; work/ then holds that assignment's folder and nothing else."""
+    from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    released = course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / "01_tensors"
+    shutil.copytree(ROOT / "release" / "01_tensors", released)  # what release_assignment puts there
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "lab" / role))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.jupyter of this machine's user
+    monkeypatch.chdir(tmp_path)
+    assignments = AssignmentList()
+    assignments.root_dir = str(course)
+    listed = assignments.list_assignments()
+    assert listed["success"], listed["value"]
+    assert [(a["assignment_id"], a["status"]) for a in listed["value"]] == [("01_tensors", "released")]
+    fetched = assignments.fetch_assignment("pytorch-fundamentals", "01_tensors")
+    assert fetched["success"], fetched["value"]
+    assert [(a["assignment_id"], a["status"]) for a in assignments.list_assignments()["value"]] == [
+        ("01_tensors", "fetched")]
+    work = sorted(p.name for p in (course / "work").iterdir())
+    assert work == ["01_tensors"], f"work/ holds more than the fetched assignment: {work}"
+    assert (course / "work" / "01_tensors" / "01_tensors.ipynb").read_bytes() == (
+        released / "01_tensors.ipynb").read_bytes()
+    covered(f"{role}'s lab: nbgrader's Assignment List lists, fetches into work/ and lists as fetched with the "
+            f"course's settings from lab/{role}; work/ holds only 01_tensors")
