@@ -30,7 +30,7 @@ def course(tmp_path):
     (tmp_path / "release").mkdir()
     shutil.copytree(ROOT / "release" / "01_tensors", tmp_path / "release" / "01_tensors")
     (tmp_path / "notebooks").mkdir()
-    shutil.copy2(ROOT / "notebooks" / "01_tensors.ipynb", tmp_path / "notebooks")
+    shutil.copy2(ROOT / "notebooks" / "01_tensors_lesson.ipynb", tmp_path / "notebooks")
     os.symlink(ROOT / ".venv", tmp_path / ".venv")
     return tmp_path
 
@@ -74,9 +74,9 @@ def test_course_lab_student_and_instructor(course, covered):
     [workspace] = (course / "runtime" / "lab-workspaces").glob("course-*.jupyterlab-workspace")
     layout = json.loads(workspace.read_text())["data"]["layout-restorer:data"]["main"]["dock"]
     assert (layout["type"], layout["orientation"]) == ("split-area", "horizontal")
-    assert [area["widgets"] for area in layout["children"]] == [["notebook:notebooks/01_tensors.ipynb"],
+    assert [area["widgets"] for area in layout["children"]] == [["notebook:notebooks/01_tensors_lesson.ipynb"],
                                                                  ["notebook:work/01_tensors/01_tensors.ipynb"]]
-    workspace.write_text(workspace.read_text().replace("notebooks/01_tensors.ipynb", "notebooks/moved.ipynb"))
+    workspace.write_text(workspace.read_text().replace("notebooks/01_tensors_lesson.ipynb", "notebooks/moved.ipynb"))
     instructor, _ = lab_config(course, "--instructor")
     assert "moved.ipynb" in workspace.read_text(), "the lab overwrote the student's own layout"
     assert not INSTRUCTOR_ONLY & set(instructor["disabledExtensions"]) and NEWS in instructor["disabledExtensions"]

@@ -72,7 +72,7 @@ class Widget:
 
 
 WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not here get the no-error check
-    "notebooks/01_tensors.ipynb": [Widget("dtype-explorer", "table.dtype-explorer", (
+    "notebooks/01_tensors_lesson.ipynb": [Widget("dtype-explorer", "table.dtype-explorer", (
         Step(None, ('table[data-value="2049.0"][data-dtype="float16"][data-count="1000"]',
                     'tr[data-dtype="float16"][data-stored="2048.0"][data-selected="true"]')),
         Step(("fill", "value", "0.1"), ('table[data-value="0.1"]',
@@ -91,7 +91,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
         Step(("fill", "value", "1e-8"), ('tr[data-dtype="float16"][data-stored="0.0"]',)),
         Step(("fill", "elements", "7000000000"), ('table[data-count="7000000000"]',)),
     ), fits=True)],
-    "notebooks/03_broadcasting_views.ipynb": [
+    "notebooks/03_broadcasting_views_lesson.ipynb": [
         Widget("broadcast-explorer", "table.broadcast-explorer", (
             Step(None, ('table[data-a="8, 1"][data-b="8"][data-result="8, 8"][data-ok="true"]',)),
             Step(("fill", "shape a", "2, 1"), ('table[data-result="2, 8"]', 'p.broadcast-result[data-result="2, 8"]')),
@@ -108,7 +108,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
         )),
     ],
     # Three graph explorers: of a tensor (no inputs to tick), of the two-layer network, of the branchy function.
-    "notebooks/04_autograd.ipynb": [
+    "notebooks/04_autograd_lesson.ipynb": [
         Widget("graph-explorer of a tensor", ".graph-explorer:not(:has(.widget-hbox))", (
             Step(None, ('svg.autograd-graph[data-nodes="8"][data-saved-bytes="48"]',
                         '.graph-details[data-node-id=""]')),
@@ -134,7 +134,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
     ],
     # Two memory monitors, told apart by their iteration counts after run-all: the evaluation pair (60), the
     # training pair (40). Each is run again with fewer iterations: the box alone redraws nothing, Run does.
-    "notebooks/05_no_grad.ipynb": [
+    "notebooks/05_no_grad_lesson.ipynb": [
         Widget("memory-monitor, evaluation", 'div.memory-monitor[data-planned="60"]', (
             Step(None, ('div.memory-monitor[data-iterations="60"][data-running="false"]',
                         # 165,888 more bytes and 7 more nodes every iteration (and 512 B, 4 nodes to start)
@@ -156,7 +156,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
                 '[data-series="buggy"][data-iterations="10"][data-last-bytes="0"][data-last-nodes="74"]')),
         ), shows="div.memory-monitor, [data-series]"),
     ],
-    "notebooks/06_modules.ipynb": [Widget("module-inspector", 'div.module-inspector[data-class="Zoo"]', (
+    "notebooks/06_modules_lesson.ipynb": [Widget("module-inspector", 'div.module-inspector[data-class="Zoo"]', (
         Step(None, ('div.module-inspector[data-training="true"][data-devices="cpu"]',
                     'tr[data-name="window"][data-kind="buffer"][data-saved="false"]',
                     'tr[data-name="scale"][data-kind="unregistered"][data-saved="false"][data-device="cpu"]')),
@@ -174,7 +174,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
             'div.module-inspector[data-devices="cpu"]', 'tr[data-name="encoder.weight"][data-device="cpu"]',
             'p.module-inspector-action:has-text("to_empty")')),
     ), shows="div.module-inspector, p.module-inspector-action, li.module-node, tr[data-name]")],
-    "notebooks/07_checkpoints.ipynb": [Widget("checkpoint-inspector", "div.checkpoint-inspector", (
+    "notebooks/07_checkpoints_lesson.ipynb": [Widget("checkpoint-inspector", "div.checkpoint-inspector", (
         Step(None, ('div.checkpoint-inspector[data-safe="false"][data-file="downloaded_model.pt"]',
                     'li.unsafe-global[data-global="utils.unsafe_pickle.raise_flag"]',
                     'tr[data-key="model.weight"][data-kind="tensor"][data-shape="2, 4"][data-dtype="torch.float32"]'

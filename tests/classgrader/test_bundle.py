@@ -57,7 +57,7 @@ def test_bundle_has_what_students_need_and_no_secrets(tmp_path, covered):
         text = squeeze("".join(readable(archive, n) for n in names))
         notebooks = squeeze("".join(readable(archive, n) for n in names if n.endswith(".ipynb")))
         mode = archive.getinfo("pytorch-course/course").external_attr >> 16
-    for needed in ["course", "requirements.txt", "nbgrader_config.py", "notebooks/01_tensors.ipynb",
+    for needed in ["course", "requirements.txt", "nbgrader_config.py", "notebooks/01_tensors_lesson.ipynb",
                    "release/01_tensors/01_tensors.ipynb", "utils/claims.py", "autograder/checks.py"]:
         assert f"pytorch-course/{needed}" in names, f"the bundle lacks {needed}"
     assert mode & 0o111, "./course must stay executable"

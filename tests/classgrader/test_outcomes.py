@@ -131,7 +131,7 @@ def test_one_notebooks_record():
     assert (items["q4_tests"]["category"], items["q4_tests"]["flag"]) == ("flagged", "tampering: tools replaced")
     assert record["flags"] == ["test cell edited: q9"] and record["device"] == "cpu (no accelerator found)"
     assert record["misconceptions"] == {"size-not-called": {
-        "name": "t.size without calling it", "lesson": "01_tensors.ipynb", "section": "Shape"}}
+        "name": "t.size without calling it", "lesson": "01_tensors_lesson.ipynb", "section": "Shape"}}
 
 
 def test_records_are_merged_per_student_and_replaced_per_notebook(tmp_path):

@@ -124,7 +124,7 @@ def test_each_misconception_is_counted_once_per_student_who_holds_it(summary):
                      "integer-truncation": (1, ["Q3 · Fix a dtype bug"])}
     first = summary["misconceptions"][0]
     assert first["key"] == "len-as-numel" and first["share"] == pytest.approx(2 / 9)
-    assert (first["lesson"], first["section"]) == ("01_tensors.ipynb", "How many elements?")
+    assert (first["lesson"], first["section"]) == ("01_tensors_lesson.ipynb", "How many elements?")
     assert first["example"] == PITFALL["len-as-numel"][1]
 
 
