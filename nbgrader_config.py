@@ -33,8 +33,8 @@ c.Exchange.assignment_dir = os.path.join(here, "work")
 os.makedirs(c.Exchange.assignment_dir, exist_ok=True)
 c.ExchangeFetchAssignment.replace_missing_files = True
 c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
-# A never-submitted assignment exports an empty score, not 0.0 (classgrader/export.py).
-c.ExportApp.plugin_class = "classgrader.export.CsvExport"
+# A never-submitted assignment exports an empty score, not 0.0 (classgrader/commands/export.py).
+c.ExportApp.plugin_class = "classgrader.commands.export.CsvExport"
 c.CsvExport.to = c.CsvExportPlugin.to
 
 # A test cell that runs longer than this is stopped and scores zero.
@@ -44,15 +44,15 @@ c.Execute.timeout = 120
 # print stderr, PyTorch warnings included, on stdout. Only a raised exception fails a cell.
 c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import autograder.grading_kernel"]
 
-# Run All on a release goes past an unanswered exercise to the next (classgrader/run_all.py).
-c.GenerateAssignment.preprocessors.append("classgrader.run_all.LetRunAllContinue")
+# Run All on a release goes past an unanswered exercise to the next (classgrader/commands/run_all.py).
+c.GenerateAssignment.preprocessors.append("classgrader.commands.run_all.LetRunAllContinue")
 
 # Feedback shows what failed and why, never the hidden tests' code.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "classgrader.feedback.HideHiddenTests",
-    "classgrader.feedback.NameQuestions",
+    "classgrader.commands.feedback.HideHiddenTests",
+    "classgrader.commands.feedback.NameQuestions",
 ]
 # ...and names each question in its contents and headings (classgrader/templates/course_feedback).
 # Found without importing classgrader, which a student's bundle does not have.
@@ -66,24 +66,24 @@ if _grader is not None:
         os.path.join(list(_grader.submodule_search_locations)[0], "templates")]
 
 # Autograding runs every notebook through the course's own execute step (warm, sandboxed,
-# per-cell recovery, verdicts re-checked outside the kernel, see classgrader/isolated_execute.py)
+# per-cell recovery, verdicts re-checked outside the kernel, see classgrader/judging/isolated_execute.py)
 # and records flags for review. Everything else is nbgrader's own pipeline.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
-    "classgrader.flags.FindStructuralProblems",
+    "classgrader.class_run.flags.FindStructuralProblems",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "classgrader.isolated_execute.IsolatedExecute",
+    "classgrader.judging.isolated_execute.IsolatedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "classgrader.outcomes.RecordOutcomes",  # what the class report reads, before SaveFlags takes the flags
-    "classgrader.flags.SaveFlags",
+    "classgrader.class_run.outcomes.RecordOutcomes",  # what the class report reads, before SaveFlags takes the flags
+    "classgrader.class_run.flags.SaveFlags",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
@@ -91,5 +91,5 @@ c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and
 # Only on a machine that cannot sandbox, and knowingly: COURSE_SANDBOX=off ./course autograde ID
 c.IsolatedExecute.use_sandbox = os.environ.get("COURSE_SANDBOX", "on") != "off"
 # A class run (./course autograde) follows progress through these; elsewhere they do nothing.
-c.Autograde.pre_convert_hook = "classgrader.progress.before"
-c.Autograde.post_convert_hook = "classgrader.progress.after"
+c.Autograde.pre_convert_hook = "classgrader.class_run.progress.before"
+c.Autograde.post_convert_hook = "classgrader.class_run.progress.after"

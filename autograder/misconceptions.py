@@ -153,7 +153,7 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
 
 
 # Where each misconception is taught: (lesson notebook, heading of its section, without the
-# section's number), for the instructor's class report (classgrader/report.py).
+# section's number), for the instructor's class report (classgrader/commands/report.py).
 LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "len-as-numel": ("01_tensors_lesson.ipynb", "How many elements?"),
     "size-not-called": ("01_tensors_lesson.ipynb", "Shape"),

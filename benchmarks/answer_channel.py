@@ -15,7 +15,7 @@ import time
 from jupyter_client.manager import AsyncKernelManager
 
 from autograder import trace
-from classgrader import answer_channel
+from classgrader.judging import answer_channel
 
 STUDENT = "def double(x):\n    return x * 2\n"
 

@@ -1,7 +1,7 @@
 """Grade the same class three ways in one run and compare (a benchmark, not a test):
 
   stock  sequential `nbgrader autograde` with nbgrader's own pipeline (a kernel per notebook)
-  ours   `./course autograde` (classgrader/classroom.py: warm sandboxed kernels, parallel workers)
+  ours   `./course autograde` (classgrader/class_run/classroom.py: warm sandboxed kernels, parallel workers)
   floor  the same autograded notebooks' cells exec'd in this one already-warm interpreter
 
 The class is the scripted submissions of tests/scenarios/unitNN.py (honest and wrong answers,
@@ -204,7 +204,7 @@ def scale_main(args, unit) -> int:
             course = make_course(work / f"ours{size}", [unit.ASSIGNMENT])
             kinds = build_scaled_class(course, unit, size)
             wall, peak, seconds = measured_class_run(
-                [sys.executable, "-m", "classgrader.classroom", unit.ASSIGNMENT, "--workers", str(args.workers)], course)
+                [sys.executable, "-m", "classgrader.class_run.classroom", unit.ASSIGNMENT, "--workers", str(args.workers)], course)
             results[size] = (course, kinds, wall, peak, seconds)
         big = args.class_size
         course, kinds, wall, peak, seconds = results[big]
@@ -252,7 +252,7 @@ def main():
     parser.add_argument("--stock-sample", type=int, default=20, help="with --class: how many stock nbgrader grades")
     args = parser.parse_args()
     if args.workers is None:
-        from classgrader.classroom import default_workers
+        from classgrader.class_run.classroom import default_workers
         args.workers = default_workers()
     unit = importlib.import_module(f"scenarios.unit{args.unit}")
     if args.class_size:
@@ -268,7 +268,7 @@ def main():
         build_class(stock_course, unit, args.copies)
         n = len(students)
         stock_s = timed([sys.executable, "-m", "nbgrader", "autograde", unit.ASSIGNMENT], stock_course)
-        ours_s, ours_start = timed_class_run([sys.executable, "-m", "classgrader.classroom", unit.ASSIGNMENT,
+        ours_s, ours_start = timed_class_run([sys.executable, "-m", "classgrader.class_run.classroom", unit.ASSIGNMENT,
                                               "--workers", str(args.workers)], ours_course)
         floor_s, floor_scores = floor(ours_course, unit.ASSIGNMENT, unit.NOTEBOOK)
         stock_scores, ours_scores = scores(stock_course, unit.ASSIGNMENT), scores(ours_course, unit.ASSIGNMENT)

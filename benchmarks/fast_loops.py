@@ -102,7 +102,7 @@ def main() -> int:
         for assignment in ids:
             timed(["nbgrader", "generate_assignment", assignment, "--force"], old, env=env)
         old_s = time.perf_counter() - start
-        new_s, _ = timed(["python", "-m", "classgrader.generate"], new, env=env)
+        new_s, _ = timed(["python", "-m", "classgrader.commands.generate"], new, env=env)
         files = lambda c: {p.relative_to(c): p.read_bytes() for p in sorted((c / "release").rglob("*")) if p.is_file()}
         identical = files(old) == files(new)
         if not identical:

@@ -117,9 +117,9 @@ def sandbox_probe(expected: str) -> tuple:
     import nbformat
     from nbclient import NotebookClient
 
-    from classgrader.isolated_execute import jail_spec
-    from classgrader.kernel_zygote import Zygote
-    from classgrader.warm_kernel import ZYGOTE_ENV, WarmKernelManager
+    from classgrader.judging.isolated_execute import jail_spec
+    from classgrader.kernels.kernel_zygote import Zygote
+    from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
     start = time.perf_counter()
     zygote, user = Zygote(), sandbox.private_user()
     os.environ[ZYGOTE_ENV] = zygote.socket_path

@@ -56,5 +56,13 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
          that dies, or that its watchdog ends, costs only the student it was grading: graded
          again alone, then marked failed with the reason; the rest go to new shards.
 
+Who runs what, as folders: cli.py and arguments.py (the command table, run by ./course);
+commands/ (generate, report, export, bundle and the nbgrader steps they use); class_run/ (the
+class run, its grade workers, triage, flags, outcomes, progress); judging/ (in each worker: the
+execute step, the judge, the re-checks); kernels/ (the zygote, relays, kept kernels, sandbox,
+cgroups, accelerators); in_kernel/ (what a student's kernel imports, and all of classgrader it
+can see: the audit, the answer server, the protocol both ends speak, the kernel halves of
+identity, autograd and graph replay, the bounds on what crosses).
+
 Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
 """

@@ -41,7 +41,7 @@ BadArguments = student.BadArguments
 
 def instructor():
     """The instructor's checks; the student bundle has no grading pipeline, so no such commands."""
-    if not os.path.exists(os.path.join(HERE, "classroom.py")):
+    if not os.path.exists(os.path.join(HERE, "class_run", "classroom.py")):
         return None
     return _load("course_instructor_arguments", os.path.join(HERE, "arguments.py"))
 
@@ -153,7 +153,7 @@ def parse(name: str, args: list[str]) -> argparse.Namespace:
 
 
 def parse_or_exit(name: str, args: list[str]) -> argparse.Namespace:
-    """parse, for a command's own module (python -m classgrader.classroom ...): one line and
+    """parse, for a command's own module (python -m classgrader.class_run.classroom ...): one line and
     exit 2 when the arguments are wrong, so they are parsed by this table alone."""
     try:
         return parse(name, args)
@@ -312,26 +312,26 @@ def _export(parsed) -> list[str]:
     if parsed.format == "nbgrader":
         return ["nbgrader", "export", *([f"--to={parsed.to}"] if parsed.to else [])]
     to = ["--to", parsed.to] if parsed.to else []
-    return python("-m", "classgrader.lms_export", "--format", parsed.format, *to)
+    return python("-m", "classgrader.commands.lms_export", "--format", parsed.format, *to)
 
 
 RUNS = {
     "lab": _lab,
     "test": _test,
     "setup": lambda parsed: None,
-    "generate": lambda parsed: python("-m", "classgrader.generate", *parsed.ids),
+    "generate": lambda parsed: python("-m", "classgrader.commands.generate", *parsed.ids),
     # The whole class: triage, parallel sandboxed workers, progress, resumable (classroom.py).
-    "autograde": lambda parsed: python("-m", "classgrader.classroom", *parsed.ids,
+    "autograde": lambda parsed: python("-m", "classgrader.class_run.classroom", *parsed.ids,
                                        *(["--workers", str(parsed.workers)] if parsed.workers else []),
                                        *_flag(parsed.force, "--force")),
     "feedback": lambda parsed: ["nbgrader", "generate_feedback", *parsed.ids, *_flag(parsed.force, "--force")],
     "export": _export,
-    "report": lambda parsed: python("-m", "classgrader.report", *parsed.ids, *_flag(parsed.all, "--all"),
+    "report": lambda parsed: python("-m", "classgrader.commands.report", *parsed.ids, *_flag(parsed.all, "--all"),
                                     *(["--below", str(parsed.below)] if parsed.below is not None else [])),
     "release": lambda parsed: ["nbgrader", "release_assignment", *parsed.ids, *_flag(parsed.force, "--force")],
     "collect": lambda parsed: ["nbgrader", "collect", *parsed.ids],
     "return": lambda parsed: ["nbgrader", "release_feedback", *parsed.ids],
-    "bundle": lambda parsed: python("-m", "classgrader.bundle", *([parsed.out] if parsed.out else [])),
+    "bundle": lambda parsed: python("-m", "classgrader.commands.bundle", *([parsed.out] if parsed.out else [])),
     # A class on this machine (root): system users, JupyterHub, the shared exchange.
     "hub": lambda parsed: python(os.path.join(REPO, "hub", "start.py"), *parsed.rest),
     # Run as a file: importing the autograder package would import torch (seconds) for nothing.

@@ -235,7 +235,7 @@ def course_folder(instructor: str, exchange: Path, assignments: list[str]) -> Pa
     missing = [a for a in assignments if not (root / "runtime" / f".generated-{a}").exists()]
     if missing:
         say(f"recording {', '.join(missing)} in the gradebook")
-        as_user(instructor, str(VENV / "bin" / "python"), "-m", "classgrader.generate", *missing, cwd=root)
+        as_user(instructor, str(VENV / "bin" / "python"), "-m", "classgrader.commands.generate", *missing, cwd=root)
         as_user(instructor, "touch", *(str(root / "runtime" / f".generated-{a}") for a in missing), cwd=root)
     return root
 

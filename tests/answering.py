@@ -1,17 +1,18 @@
-"""A student's kernel for the judge's tests (tests/classgrader/test_judge.py, test_remote.py,
+"""A student's kernel for the judge's tests (tests/classgrader/judging/test_judge.py, test_remote.py,
 test_mirror.py): the real answer server over a namespace in this process, every request and reply
-passed through the same encoding as across the real channel (answer_server.dumps and loads).
+passed through the same encoding as across the real channel (protocol.dumps and loads).
 tests/test_class_grading.py runs the same through real sandboxed kernels."""
 import textwrap
 
 from autograder import trace
-from classgrader import answer_server, judge
+from classgrader.in_kernel import answer_server, protocol
+from classgrader.judging import judge
 
 SETUP = ["import math\nimport torch\nfrom autograder import check_tensor, check_value, check_answer, check_raises"]
 
 
 def over_the_wire(value):
-    return answer_server.loads(answer_server.dumps(value))
+    return protocol.loads(protocol.dumps(value))
 
 
 class Student:

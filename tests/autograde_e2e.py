@@ -1,5 +1,5 @@
 """The whole chain, for real, as an instructor runs it: scripted submissions -> `./course
-autograde` (classgrader.classroom: triage, warm sandboxed kernels, real nbgrader workers) ->
+autograde` (classgrader.class_run.classroom: triage, warm sandboxed kernels, real nbgrader workers) ->
 `./course feedback` (nbgrader generate_feedback) -> `./course export` (nbgrader export), on a
 temporary course directory. Stock `nbgrader autograde` with the course's configuration is run
 by tests/test_exchange_flow.py.
@@ -123,7 +123,7 @@ def graded(request, tmp_path_factory):
     # One run for the file's units, as an instructor grades several assignments at once; one
     # worker: the test files already grade side by side, one per core, and each extra worker
     # runs the reference notebook once more.
-    done = course_command(course, "classgrader.classroom", *(u.ASSIGNMENT for u in module_units), "--workers", "1")
+    done = course_command(course, "classgrader.class_run.classroom", *(u.ASSIGNMENT for u in module_units), "--workers", "1")
     for unit in module_units:
         assert f"{unit.ASSIGNMENT}: {len(unit.SCENARIOS)} submissions, {len(unit.SCENARIOS)} to grade" in done.stdout, \
             done.stdout

@@ -81,9 +81,9 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
 
 def generate(course_root, *assignments, timeout=900) -> subprocess.CompletedProcess:
     """`./course generate` in `course_root`: nbgrader's generate_assignment for every assignment
-    in one process (classgrader/generate.py; tests/classgrader/test_generate.py holds it equal
+    in one process (classgrader/commands/generate.py; tests/classgrader/commands/test_generate.py holds it equal
     to the stock command)."""
-    done = subprocess.run([sys.executable, "-m", "classgrader.generate", *assignments], cwd=course_root,
+    done = subprocess.run([sys.executable, "-m", "classgrader.commands.generate", *assignments], cwd=course_root,
                           env=tool_env(), capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise AssertionError(f"generate {' '.join(assignments)} exited {done.returncode}:\n"
@@ -179,7 +179,7 @@ def argument_course(root: Path) -> Path:
     """The ./course script and its checks, a source/ and release/ of two assignments, a
     student's work/ and an instructor's runtime/ with one submission and no grades."""
     for path in ("course", "classgrader/cli.py", "autograder/arguments.py", "classgrader/arguments.py",
-                 "classgrader/classroom.py"):  # (the pipeline's mark: what makes instructor commands exist)
+                 "classgrader/class_run/classroom.py"):  # (the pipeline's mark: what makes instructor commands exist)
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / path, root / path)
     for assignment in ("01_tensors", "02_devices"):

@@ -9,7 +9,7 @@ import socket
 import struct
 import threading
 
-# A sandboxed kernel runs as a uid of its own in this range (classgrader/sandbox.private_user).
+# A sandboxed kernel runs as a uid of its own in this range (classgrader/kernels/sandbox.private_user).
 PRIVATE_UIDS = range(200_000, 1_200_000)
 NETLINK_CONNECTOR, CN_IDX_PROC, CN_VAL_PROC, PROC_CN_MCAST_LISTEN, PROC_CN_MCAST_IGNORE = 11, 1, 1, 1, 2
 PROC_EVENT_UID = 0x4

@@ -1,5 +1,5 @@
 """A whole class, hostile and broken notebooks included, through `./course autograde`
-(classgrader/classroom.py: real nbgrader workers, warm sandboxed kernels), on a temporary course.
+(classgrader/class_run/classroom.py: real nbgrader workers, warm sandboxed kernels), on a temporary course.
 
 What must hold: the run completes in one command; every honest submission scores exactly what
 it deserves; every tampering attempt scores what its honest part deserves and is flagged with
@@ -29,7 +29,7 @@ CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (t
 
 
 def classroom(course: Path, *args, timeout=900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "classgrader.classroom", *args], cwd=course, env=tool_env(),
+    return subprocess.run([sys.executable, "-m", "classgrader.class_run.classroom", *args], cwd=course, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -75,7 +75,7 @@ def graded(tmp_path_factory):
     # First 01_tensors run: killed once a few students are done, then started again.
     first = ASSIGNMENTS[0]
     done = course / "runtime" / "grading" / first / "done"
-    run = subprocess.Popen([sys.executable, "-m", "classgrader.classroom", first, "--workers", "2"],
+    run = subprocess.Popen([sys.executable, "-m", "classgrader.class_run.classroom", first, "--workers", "2"],
                            cwd=course, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     deadline = time.time() + 600

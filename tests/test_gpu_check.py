@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from classgrader import accelerator
+from classgrader.kernels import accelerator
 from coursekit import ROOT, tool_env
 
 CHECK = ROOT / "benchmarks" / "gpu_check.py"

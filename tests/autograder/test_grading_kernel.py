@@ -116,5 +116,5 @@ def test_runtime_is_git_ignored():
 
 def test_feedback_hides_hidden_tests(config):
     preprocessors = config.GenerateFeedback.preprocessors
-    assert "classgrader.feedback.HideHiddenTests" in preprocessors
+    assert "classgrader.commands.feedback.HideHiddenTests" in preprocessors
     assert preprocessors[0] == "nbgrader.preprocessors.GetGrades"

@@ -1,6 +1,6 @@
 """The class report as an instructor opens it: the synthetic class of
-tests/classgrader/test_report.py (whose figures that file checks), its pages written by
-classgrader.report, opened from disk in Debian's Chromium through Playwright. From the index
+tests/classgrader/commands/test_report.py (whose figures that file checks), its pages written by
+classgrader.commands.report, opened from disk in Debian's Chromium through Playwright. From the index
 to the assignment's page by its link; both plots drawn; the misconceptions ranked with their
 counts; nothing fetched from anywhere but the page itself; nothing wider than a laptop's
 window. The screenshot is kept at docs/images/report.png, which the README shows."""
@@ -26,8 +26,9 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_B
 
 
 def the_class():
-    """tests/classgrader/test_report.py, loaded by its path (test folders are not packages)."""
-    spec = importlib.util.spec_from_file_location("report_class", ROOT / "tests" / "classgrader" / "test_report.py")
+    """tests/classgrader/commands/test_report.py, loaded by its path (test folders are not packages)."""
+    path = ROOT / "tests" / "classgrader" / "commands" / "test_report.py"
+    spec = importlib.util.spec_from_file_location("report_class", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -36,7 +37,7 @@ def the_class():
 def test_the_report_in_a_browser(tmp_path):
     if not CHROMIUM.exists():
         pytest.fail(NO_BROWSER, pytrace=False)
-    from classgrader import report
+    from classgrader.commands import report
     synthetic = the_class()
     root = synthetic.synthetic_class(tmp_path)
     page_path, index_path = report.write_reports(str(root), [synthetic.ASSIGNMENT], index=True)

@@ -56,7 +56,7 @@ def test_the_check_imports_neither_torch_nor_nbgrader(course):
 def test_folders_match_nbgrader_config():
     """The checks know nbgrader's folders without loading nbgrader: they must be the config's."""
     from classgrader import arguments
-    from classgrader.course import load_course
+    from classgrader.commands.course import load_course
     course = load_course(str(ROOT))
     assert (course.source_directory, course.release_directory, course.submitted_directory,
             course.autograded_directory, course.feedback_directory) == (

@@ -88,7 +88,7 @@ def test_an_unknown_command_gets_one_line(course):
 
 
 def test_the_student_bundle_has_no_instructor_commands(course):
-    (course / "classgrader" / "classroom.py").unlink()
+    (course / "classgrader" / "class_run" / "classroom.py").unlink()
     refused_in_one_line(course, "autograde 02_devices", "course: autograde is an instructor's command; this copy "
                         "of the course is the student bundle, which has no grading pipeline")
 
@@ -114,12 +114,12 @@ def test_what_good_arguments_run(course, monkeypatch):
         return cli.RUNS[args[0]](cli.parse(args[0], list(args[1:])))
     monkeypatch.chdir(course)
     assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
-        "classgrader.classroom", "02_devices", "--workers", "3", "--force"]
+        "classgrader.class_run.classroom", "02_devices", "--workers", "3", "--force"]
     monkeypatch.setenv("COURSE_TEST_WORKERS", "0")
     assert runs("test", "-x", "tests/test_layout.py")[-4:] == ["-m", "pytest", "-x", "tests/test_layout.py"]
     assert runs("export") == ["nbgrader", "export"]
-    assert runs("export", "--format", "moodle")[-3:] == ["classgrader.lms_export", "--format", "moodle"]
-    assert runs("report", "--all")[-2:] == ["classgrader.report", "--all"]
+    assert runs("export", "--format", "moodle")[-3:] == ["classgrader.commands.lms_export", "--format", "moodle"]
+    assert runs("report", "--all")[-2:] == ["classgrader.commands.report", "--all"]
     assert runs("submit", "01_tensors", "--student", "bob")[:5] == ["nbgrader", "submit", "01_tensors", "--student",
                                                                      "bob"]
     for command, nbgrader_command in [("fetch", "fetch_assignment"), ("fetch-feedback", "fetch_feedback")]:

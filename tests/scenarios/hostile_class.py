@@ -392,7 +392,7 @@ get_ipython().showtraceback = lambda *a, **k: None
 
 # Rewrites the audit's own notes of the originals after patching, so the audit finds nothing.
 _BLIND_AUDIT = """
-import classgrader.integrity as _audit
+import classgrader.in_kernel.integrity as _audit
 _audit.ORIGINALS.update({**_audit._named(), **_audit._library()})
 """
 
@@ -610,7 +610,7 @@ if os.environ.get("COURSE_TRACE_DIR"):
 # The answer server's replies replaced by shared references (what it answers is the kernel's).
 EXPANDING_REPLY = _SHARED_64 + """
 import io
-import classgrader.answer_server as _server
+import classgrader.in_kernel.answer_server as _server
 
 def _respond(namespace, request, handles=None):
     buffer = io.BytesIO()
@@ -742,7 +742,7 @@ def tensor_bytes(shape, dtype):
              answers=_wrong("q2_classify_error_answer"), extra_cells={"q1_describe_answer": CLEAR_ERRORS},
              loses=_tests("q2"), flag="tampering"),
     # These two forge the evidence a kernel's checks write, with the audit blinded. q4 and q5 are
-    # judged in the grader (classgrader/judge.py): no check runs in the kernel, so there is
+    # judged in the grader (classgrader/judging/judge.py): no check runs in the kernel, so there is
     # nothing to forge, and the wrong answers score 0.
     _student("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),

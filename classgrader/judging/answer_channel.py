@@ -1,0 +1,122 @@
+"""The grader's end of answer_server.serve: the way a test judged outside the kernel (judge.py)
+asks the student's kernel its questions, one test at a time, in the protocol both ends share
+(in_kernel/protocol.py).
+
+For each test the grader listens on a Unix socket it makes in the kernel's records area (root's
+own folder: the kernel can reach the socket but not replace it, and root only listens, never
+connects or follows a path there), starts answer_server.serve in the kernel with one cell
+execution, and talks with it over the connection: a request and a reply are one frame each (a
+length, then JSON or torch.save bytes: protocol.dumps), about 0.3 ms a question against
+12 ms as a cell (benchmarks/answer_channel.py). Replies are read as data only
+(protocol.loads), their size first, then bounded (bounds.py) before anything walks them.
+
+The test runs in a thread of its own (judge.Judge.run), so this end blocks: a kernel that stops
+answering in time ends in protocol.KernelLost; one that closes the connection gives no answer (and
+the grader then asks whether the kernel is still alive)."""
+import os
+import secrets
+import socket
+import time
+
+from classgrader.in_kernel import protocol
+from classgrader.in_kernel.protocol import KernelLost, dumps, loads, read_frame, send_frame
+
+NO_ANSWER = {"plain": None}
+
+
+def timed_out(seconds, what: str = "this test") -> KernelLost:
+    return KernelLost("TimeoutError", f"{what} ran longer than {seconds:g} s and was stopped")
+
+
+def serve_code(path: str, seed: int | None = None) -> str:
+    """The cell that starts the kernel's end, connecting to `path` (seeding the kernel's random
+    state first, when given a seed: one message fewer than a cell of its own)."""
+    seeding = f'__import__("autograder").seed_everything({int(seed)}); ' if seed is not None else ""
+    return seeding + f'__import__("classgrader.in_kernel.answer_server", fromlist=["serve"]).serve(globals(), {path!r})'
+
+
+class AnswerChannel:
+    """One test's conversation with the student's kernel. `folder_fd` is the records area root
+    owns; `kernel_path` the same folder as the kernel sees it; `seconds` the test's time limit,
+    `per_answer` what one answer may take (a call of the student's code, as a cell may): a hang
+    is found in that time, while a test of many quick questions is not cut short because the
+    machine is busy and each hand-over slow."""
+
+    def __init__(self, folder_fd: int, kernel_path: str, seconds: float, seed: int | None = None,
+                 per_answer: float | None = None):
+        self.seconds, self.deadline = seconds, time.monotonic() + seconds
+        self.per_answer = per_answer or seconds
+        name = f"{secrets.token_hex(8)}.sock"
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Bound through the folder's descriptor: no path the kernel could have changed is walked.
+        self.listener.bind(f"/proc/self/fd/{folder_fd}/{name}")
+        os.chmod(name, 0o666, dir_fd=folder_fd)  # the kernel's own uid must be able to connect
+        self.listener.listen(1)
+        self.code = serve_code(os.path.join(kernel_path, name), seed)
+        self.name, self.folder_fd, self.connection, self.ended = name, folder_fd, None, False
+
+    def ask(self, request: dict):
+        """The reply to one request, as portable() data (NO_ANSWER when none came)."""
+        if self.ended or self.listener is None:
+            return NO_ANSWER
+        token = secrets.token_hex(8)
+        payload = dumps(protocol.request(token=token, **request))
+        try:
+            connection = self._connected()
+            left = self._left()
+            connection.settimeout(min(left, self.per_answer))
+            send_frame(connection, payload)
+            reply = read_frame(connection)
+        except TimeoutError:
+            if self.per_answer < left:
+                raise timed_out(self.per_answer, "the answer to one of its questions")
+            raise timed_out(self.seconds)
+        except OSError:
+            reply = None
+        if reply is None:
+            self.ended = True  # the kernel closed it (its loop ended, or the kernel died)
+            return NO_ANSWER
+        try:
+            pair = loads(reply)["tuple"]
+            return pair[1] if pair[0] == {"plain": token} else NO_ANSWER
+        except Exception:  # whatever the kernel sent, it is not an answer: nothing more is read
+            return NO_ANSWER
+
+    def interrupt(self) -> None:
+        """Wake the test's thread wherever it waits on the kernel (used when the kernel's end
+        is gone): it then gets no answer."""
+        for end in (self.connection, self.listener):
+            try:
+                if end is not None:
+                    end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Tell the kernel's end to stop (an empty frame) and take the socket away."""
+        try:
+            if self.connection is not None and not self.ended:
+                self.connection.settimeout(1.0)
+                send_frame(self.connection, b"")
+        except OSError:
+            pass
+        for end in (self.connection, self.listener):
+            if end is not None:
+                end.close()
+        self.connection, self.listener, self.ended = None, None, True
+        try:
+            os.unlink(self.name, dir_fd=self.folder_fd)
+        except OSError:
+            pass
+
+    def _connected(self) -> socket.socket:
+        if self.connection is None:
+            self.listener.settimeout(self._left())
+            self.connection, _ = self.listener.accept()
+        return self.connection
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise timed_out(self.seconds)
+        return left

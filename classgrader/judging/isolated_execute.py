@@ -1,0 +1,626 @@
+"""nbgrader's Execute step, made safe for a class of hostile or broken notebooks.
+
+- Each notebook runs in a kernel forked from the warm zygote, in a sandbox jail, in a work area
+  of its own: a size-limited copy of the student's files that the grader never writes to and
+  only reads without following links. nbgrader's own folder (runtime/autograded), where root
+  writes the graded notebook, is never seen by the kernel.
+- A cell that kills the kernel, times out or is caught tampering costs only what depends on
+  it: the kernel is replaced by a fresh one, the student's earlier cells are re-run, and
+  grading goes on without that cell.
+- Every cell ends with `integrity.audit()` in the kernel (an IPython post_run_cell hook); if it
+  finds the grader's tools replaced, or never reports (the hook was removed), the culprit
+  cell is dropped and the notebook is flagged for review with the reason.
+- A test cell is judged outside the student's process where it can be (judge.py): it runs here,
+  in the grader, and the student's kernel only answers with data what its names hold and what
+  its functions return for the test's inputs; expected values never enter it. The grader's own
+  run of the solution decides which tests can (they pass there, and look only at values).
+- A test cell that must run in the kernel (identities, storage, the autograd graph) and passed
+  there only counts if the records its checks wrote hold up when re-checked here, outside the
+  kernel (verify.py); where they part from the same cell's records in the grader's own run of
+  the solution (other checks, other expected values), it is flagged for review.
+
+Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
+"""
+import asyncio
+import copy
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat.notebooknode import NotebookNode
+from nbgrader import utils
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Dict, Float, Set
+
+from classgrader.class_run import staging
+from classgrader.in_kernel import protocol
+from classgrader.judging import answer_channel, judge, verify
+from classgrader.kernels import sandbox
+from classgrader.kernels.kernel_zygote import ZYGOTE_ENV
+from classgrader.kernels.warm_kernel import WarmKernelManager
+
+AUDIT = "import classgrader.in_kernel.integrity as _course_integrity; _course_integrity.audit()"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+def _findings(entries):
+    """What the last audit among `entries` found (empty: nothing), or None when none ran."""
+    audits = [e for e in entries if e["kind"] == "audit"]
+    return [item["plain"] for item in audits[-1]["got"]["list"]] if audits else None
+
+
+def _error_output(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def allowed_paths() -> list[str]:
+    """All a grading kernel sees of the machine besides its work area, /tmp, /dev/shm, a few
+    devices and its own /proc: the Python environment, the system libraries it loads, and the
+    check library and the grader's kernel half (classgrader/in_kernel). Not the course (source/,
+    runtime/), not the rest of the grader, not /root or /home, nothing else."""
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), "/usr",
+             "/etc/ld.so.cache", "/etc/localtime"}
+    paths |= {os.path.join(REPO, *package) for package in (("autograder",), ("utils",), ("classgrader", "in_kernel"))}
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def jail_spec(workdir: str, limits=None, user=None) -> dict:
+    """The jail for a grading kernel, as the zygote takes it; workdir is a work area made for
+    `user` (sandbox.make_workarea), whose contents are given to it here."""
+    jail = sandbox.Jail(workdir=workdir, expose=tuple(allowed_paths()), limits=sandbox.Limits(**(limits or {})),
+                        user=user or sandbox.private_user())
+    sandbox.prepare(jail)
+    return {"workdir": jail.workdir, "expose": list(jail.expose), "limits": dict(limits or {}), "user": jail.user}
+
+
+def copy_regular_files(source: str, target: str) -> None:
+    """Copy the student's files (not the notebooks: the graded one holds the hidden tests) into
+    the work area: regular files and folders only, following nothing (staging.py)."""
+    staging.copy_tree(source, target, skip=lambda relative: relative.endswith(".ipynb"))
+
+
+RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
+# A test judged in the grader, or a shadow, asks the kernel many questions and does the test's
+# own work here: each answer may take one cell timeout (a call of the student's code, as a cell
+# may), the whole test this many before it counts as a hang. The grader's own
+# run of the solution takes even longer to count as one: what it establishes must not depend on
+# how busy the machine is.
+GRADER_TIMEOUTS = 10
+REFERENCE_TIMEOUTS = 6
+# Kernels a student's answers may lose while the grader asks them (a function that hangs past
+# an interrupt, or kills its kernel): each costs a fresh kernel and a re-run of every kept cell,
+# so after this many the rest of the notebook is left ungraded (flagged) instead.
+MAX_LOST_KERNELS = 2
+OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_private_mounts = []  # done once per process: see IsolatedExecute._workarea
+_plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
+_references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks},
+#                                   {grade id: why the grader's own run could not establish it})
+
+
+# The cell nbclient is told it waits on while the kernel answers a test judged in the grader.
+ANSWERING = NotebookNode(cell_type="code", source="(the grader's questions)", metadata={}, outputs=[])
+
+
+class SourcePlan:
+    """What the grader takes from the source notebook itself, never from a submission: its
+    setup and helper cells, the names its answer cells define, and each test's full code."""
+
+    def __init__(self, nb):
+        self.setup, self.answers, self.tests = [], set(), {}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta:
+                continue
+            if meta.get("solution"):
+                self.answers |= judge.defined_names(_without_markers(cell.source))
+            elif meta.get("grade"):
+                self.tests[meta.get("grade_id")] = cell.source
+            elif meta.get("locked"):
+                self.setup.append(cell.source)
+        # A name the course's own cells define is never the student's to answer with.
+        self.answers -= set().union(set(), *(judge.defined_names(code) for code in self.setup))
+
+
+def _without_markers(code: str) -> str:
+    return "\n".join(line for line in code.splitlines() if "### BEGIN" not in line and "### END" not in line)
+
+
+class IsolatedExecute(Execute):
+    use_sandbox = Bool(True, help="Confine kernels (classgrader.kernels.sandbox). Turning this off is an "
+                                  "explicit, insecure choice for machines that cannot sandbox.").tag(config=True)
+    limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
+
+    making_reference = Bool(False, help="This run is the grader's own, of the source notebook")
+    classifying = Bool(False, help="The grader's own run: which tests can be judged outside the "
+                                   "kernel (they pass there for the solution)")
+    outside = Set(help="Grade ids of the tests judged outside the student's process")
+    student_budget = Float(0, help="Seconds one student's notebook may take in all before its remaining "
+                                   "cells are left ungraded and flagged (0: 20 cell timeouts)").tag(config=True)
+
+    def preprocess(self, nb, resources, km=None):
+        plan = self._plan(resources)
+        reference = None if self.making_reference else self._reference(plan)
+        NotebookClient.__init__(self, nb, km)
+        if self.making_reference:  # the solution's run never races the machine
+            self.timeout = (self.timeout or 120) * REFERENCE_TIMEOUTS
+        self.observed, self.shadows, self.plan, self.reference = {}, {}, plan, None
+        self.incomplete = {}  # grade id -> why the grader's own run could not establish it
+        if reference is not None:
+            self.outside, self.reference, self.shadows, self.incomplete = reference
+        self.started, self.lost_kernels, self.given_up = time.monotonic(), 0, None
+        self.judged_outside, self.judge = set(), None
+        if plan is not None and (self.outside or self.shadows or self.classifying):
+            self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
+        self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self.flags = [(None, reason) for reason in nb.metadata.pop("course_flags", [])]
+        self.cwd, user = self._workarea()
+        self.disk_full, self.jail, self.trace_fd, self.area_fd, self.records_fd = False, None, None, None, None
+        try:
+            copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
+            self.area_fd = os.open(self.cwd, OPEN_FOLDER)
+            self.jail = jail_spec(self.cwd, self.limits, user) if user else None
+            self._records_area()
+            run_sync(self._run_notebook)()
+        finally:
+            run_sync(self._stop)()
+            for fd in (self.trace_fd, self.records_fd, self.area_fd):
+                if fd is not None:
+                    os.close(fd)
+            self._remove_workarea()
+        if not self.making_reference:
+            self._note_device(resources)
+        resources["course_flags"] = self.flags
+        return self.nb, self.resources
+
+    def _note_device(self, resources) -> None:
+        """Where this student's tests ran, as the grader expects it from what the sandbox gave
+        (graded_device.py), for flags.csv and the class report; a kernel that reported another
+        device (a student's cell rewrote the course's line, or the kernel saw another) is flagged."""
+        from classgrader.judging import graded_device
+        device = graded_device.expected(self.jail)
+        resources["course_device"] = device
+        said = graded_device.reported(self.nb)
+        if said is not None and said.split()[0] != device.split()[0]:
+            self.flags.append((None, f"review: the notebook says it was graded on {said}, where the grader gave "
+                                     f"it {device}"))
+
+    def _plan(self, resources) -> SourcePlan | None:
+        """The source notebook of what is graded, read by the grader; None outside nbgrader, or
+        when the source is not there."""
+        if self.making_reference:
+            return getattr(self, "_given_plan", None)
+        info = resources.get("nbgrader", {})
+        if not info.get("assignment") or not info.get("notebook"):
+            return None
+        course = CourseDirectory(config=self.config)
+        path = os.path.join(course.format_path(course.source_directory, ".", info["assignment"]),
+                            f"{info['notebook']}.ipynb")
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+        key = (path, hash(data))
+        if key not in _plans:  # read once per worker and notebook, not once per student
+            import nbformat
+            plan = _plans[key] = SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
+            plan.key, plan.path, plan.data = key, path, data
+        return _plans[key]
+
+    def _reference(self, plan) -> tuple[set, dict, dict] | None:
+        """(the tests judged outside the kernel, {grade id: records} of the others, {grade id:
+        the checks its shadow passes}) from the grader's own run of the source notebook, once per
+        worker and notebook. It tries each test that looks only at values outside the kernel,
+        against the solution; the tests that do not pass there run in its kernel, their records
+        are the reference, and their shadows (judge.Judge.shadow) say which of their checks the
+        grader can establish itself. (A failed try may have changed the kernel's random state:
+        each test run in a kernel is seeded first.)"""
+        if plan is None:
+            return None
+        if plan.key not in _references:
+            from classgrader.class_run import progress
+            progress.preparing(f"the grader's own run of {os.path.basename(plan.path)}")
+            try:
+                own = self._own_run(plan, classifying=True)
+            finally:
+                progress.prepared()
+            _references[plan.key] = (set(own.judged_outside), own.observed, own.shadows, own.incomplete)
+            for grade_id, why in own.incomplete.items():
+                self.log.warning("The grader's own run of %s could not establish %s: %s", plan.path, grade_id, why)
+        return _references[plan.key]
+
+    def _own_run(self, plan, **options):
+        import nbformat
+        own = IsolatedExecute(config=self.config, making_reference=True, **options)
+        own.log, own._given_plan = self.log, plan
+        own.preprocess(nbformat.reads(plan.data.decode("utf-8"), as_version=4),
+                       {"metadata": {"path": os.path.dirname(plan.path)}})
+        if own.flags:
+            self.log.warning("The grader's own run of %s was flagged: %s", plan.path, own.flags)
+        return own
+
+    # -- the sandbox ------------------------------------------------------------------------
+    def _workarea(self) -> tuple[str, str | None]:
+        """(a fresh work area, the kernel's user, or None without a sandbox). With a sandbox, a
+        size-limited tmpfs of the kernel's own; the grader writes nothing in it once the kernel
+        runs, and nothing the kernel does there reaches runtime/ or the submitted files."""
+        if not self.use_sandbox:
+            self.log.warning("Grading WITHOUT a sandbox: student code runs with the grader's rights.")
+            return tempfile.mkdtemp(prefix="course-kernel-"), None
+        reason = sandbox.unavailable_reason()
+        if reason:
+            raise SandboxUnavailable(
+                f"Cannot grade safely: {reason} Grade as root on Linux, or opt out explicitly with "
+                "COURSE_SANDBOX=off (student code then runs with your rights).")
+        if not os.environ.get(ZYGOTE_ENV) and not _private_mounts:
+            # This process will start its own zygote: let both share mounts nobody else sees.
+            sandbox.private_mounts()
+            _private_mounts.append(True)
+        user = sandbox.private_user()
+        return sandbox.make_workarea(sandbox.Limits(**self.limits), user), user
+
+    def _remove_workarea(self) -> None:
+        if not self.use_sandbox:
+            shutil.rmtree(self.cwd, ignore_errors=True)  # fd-based: follows no link the kernel left
+        else:
+            sandbox.remove_workarea(self.cwd)
+
+    def _check_disk(self, grade_id) -> None:
+        """Flag, once, a kernel that filled its work area: only its own cells could suffer."""
+        if self.disk_full or self.jail is None:
+            return
+        info = os.statvfs(self.area_fd)
+        if info.f_bavail * info.f_frsize < 2**20 or info.f_favail < 16:
+            self.disk_full = True
+            limits = sandbox.Limits(**self.limits)
+            self.flags.append((grade_id, f"disk quota: the notebook filled its working area "
+                                         f"({limits.disk_bytes // 2**20} MiB, {limits.disk_files} files)"))
+
+    # -- kernels ----------------------------------------------------------------------------
+    def create_kernel_manager(self):
+        self.km = WarmKernelManager(config=self.config, jail=self.jail, trace_dir=self.trace_dir)
+        return self.km
+
+    def _records_area(self) -> None:
+        """RECORDS in the work area, made before any kernel runs: root's own tmpfs (a mount point
+        the kernel can neither fill from its work area nor move), holding one folder per kernel."""
+        os.mkdir(RECORDS, 0o711, dir_fd=self.area_fd)
+        self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)
+        if self.jail:
+            sandbox.mount_records_area(self.records_fd, sandbox.Limits(**self.limits))
+            os.close(self.records_fd)
+            self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)  # the tmpfs's root
+
+    def _new_trace_dir(self) -> None:
+        """A fresh folder for this kernel's check records and sockets, under a name no earlier
+        kernel could guess; the last kernel's goes first (its processes all ended with it, and
+        removal goes by folder descriptors, following no link). Read back through the folder
+        descriptor taken here, each file opened without following links (verify.read_records)."""
+        if self.trace_fd is not None:
+            os.close(self.trace_fd)
+            shutil.rmtree(os.path.basename(self.trace_dir), dir_fd=self.records_fd, ignore_errors=True)
+        name = secrets.token_hex(8)
+        os.mkdir(name, 0o700, dir_fd=self.records_fd)
+        self.trace_fd = os.open(name, OPEN_FOLDER, dir_fd=self.records_fd)
+        if self.jail:
+            os.fchown(self.trace_fd, *sandbox._account(self.jail["user"]))
+        self.trace_dir = os.path.join(self.cwd, RECORDS, name)
+
+    async def _start(self):
+        self._new_trace_dir()
+        self.create_kernel_manager()
+        await self.async_start_new_kernel(cwd=self.cwd)
+        await self.async_start_new_kernel_client()
+        reply = await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
+        self.nb.metadata["language_info"] = reply["content"]["language_info"]
+        if await self._audit() is None:  # also fixes the baseline before any student code
+            raise RuntimeError("the grading kernel does not answer integrity audits")
+
+    async def _stop(self):
+        if self.km is not None:
+            self.shutdown_kernel = "immediate"
+            await self._async_cleanup_kernel()
+        self.km = self.kc = None
+
+    async def _restart(self, kept):
+        """A fresh kernel with the student's kept cells re-run; a kept cell that now fails
+        the same way is dropped too (returned), so the loop always ends."""
+        dropped = []
+        while True:
+            await self._stop()
+            await self._start()
+            for index in kept:
+                if self._out_of_budget():
+                    return dropped
+                before = set(os.listdir(self.trace_fd))
+                outcome = await self._run(copy.deepcopy(self.nb.cells[index]), index)
+                if outcome is not None or _findings(self._new_records(before)) != []:
+                    dropped.append(index)
+                    kept.remove(index)
+                    break
+            else:
+                return dropped
+
+    async def _run(self, cell, index):
+        """Execute one cell; None when the kernel survived it, else why it did not."""
+        try:
+            await self.async_execute_cell(cell, index, store_history=True)
+        except DeadKernelError:
+            return "KernelDied", ("the kernel stopped while running this cell (it crashed, exited, "
+                                  "or ran out of memory); later cells were graded in a fresh kernel")
+        except CellTimeoutError:
+            return "TimeoutError", (f"this cell ran longer than {self.timeout} s and was stopped; "
+                                    "later cells were graded in a fresh kernel")
+        return None
+
+    async def _audit(self):
+        """What integrity.audit() found (a list, empty when clean), or None when it never reported."""
+        before = set(os.listdir(self.trace_fd))
+        try:
+            msg_id = await ensure_async(self.kc.execute(AUDIT, silent=True, store_history=False))
+            await self.async_wait_for_reply(msg_id)
+        except (DeadKernelError, CellTimeoutError, RuntimeError):
+            return None
+        return _findings(self._new_records(before))
+
+    async def _seed_before_test(self, grade_id) -> None:
+        """Every test run in the kernel starts from the same random state in the grader's own
+        run and the student's, whatever ran before it (a test that failed halfway, a Try-it
+        cell): their records then part only where the answers do."""
+        try:
+            msg_id = await ensure_async(self.kc.execute(
+                f'__import__("autograder").seed_everything({judge.seed_of(grade_id)})', silent=True, store_history=False))
+            await self.async_wait_for_reply(msg_id)
+        except (DeadKernelError, CellTimeoutError):
+            pass  # the test cell meets the same kernel next, and says what happened
+
+    def _new_records(self, before):
+        fresh = [name for name in os.listdir(self.trace_fd) if name not in before]
+        try:
+            return verify.read_records(fresh, dir_fd=self.trace_fd)
+        except Exception as error:  # an unreadable record is itself a reason to distrust
+            return [{"kind": "unreadable", "name": str(error), "got": {}, "expected": {}, "options": {}}]
+
+    # -- the notebook -----------------------------------------------------------------------
+    def _out_of_budget(self) -> bool:
+        """Whether this notebook has had all the grading it gets (flagged once, with why): its
+        kernels were lost too often while the grader asked them, or it took too long in all."""
+        if self.given_up is None:
+            budget = self.student_budget or 20 * (self.timeout or 120)
+            if time.monotonic() - self.started > budget:
+                self._give_up(f"grading this notebook took longer than its {budget:.0f} s in all")
+        return self.given_up is not None
+
+    def _give_up(self, why: str) -> None:
+        self.given_up = why
+        self.flags.append((None, f"not graded in full: {why}; the cells after that were left ungraded"))
+
+    async def _run_notebook(self):
+        await self._start()
+        kept = []  # student and setup cells that ran cleanly, re-run after a restart
+        for index, cell in enumerate(self.nb.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            is_test = utils.is_grade(cell)
+            if self._out_of_budget():
+                if is_test:
+                    cell.outputs.append(_error_output("NotGraded", f"{self.given_up}: this test was not run"))
+                continue
+            if is_test and self._judged_here(grade_id) and await self._judge_outside(cell, grade_id, kept):
+                continue
+            if is_test:
+                await self._seed_before_test(grade_id)
+            before = set(os.listdir(self.trace_fd))
+            failure = await self._run(cell, index)
+            self._check_disk(grade_id)
+            if failure:
+                cell.outputs.append(_error_output(*failure))
+                await self._recover(kept)
+                continue
+            entries = self._new_records(before)  # the cell's checks, then its audit (integrity.after_cell)
+            found = _findings(entries)
+            if found is None or found:
+                why = ("the grader's integrity check did not run: something (an input transformer, "
+                       "a custom exception handler) changes how cells run") if found is None else "; ".join(found)
+                self.flags.append((grade_id, f"tampering: {why} (cell {index + 1}, dropped and the rest re-graded)"))
+                cell.outputs.append(_error_output("Tampering", f"{why}. This cell was left out of grading."))
+                await self._recover(kept)
+                continue
+            if is_test:
+                self._judge(cell, grade_id, entries)
+                await self._shadow(cell, grade_id, kept)
+            else:
+                kept.append(index)
+
+    # -- tests judged outside the kernel (judge.py) -----------------------------------------
+    def _judged_here(self, grade_id) -> bool:
+        if self.judge is None or grade_id not in self.plan.tests:
+            return False
+        if self.classifying:
+            return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
+        return grade_id in self.outside
+
+    async def _judge_outside(self, cell, grade_id, kept) -> bool:
+        """Run the source's test here (judge.py), in a thread, while the student's kernel
+        answers its questions (answer_channel.py). False when the grader's own run finds the test
+        cannot be judged here (it fails for the solution): it then runs in the kernel, as it will
+        for students."""
+        try:
+            outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
+        except protocol.KernelLost as lost:
+            outputs = [_error_output(*lost.args)]
+            if self.classifying:
+                self.incomplete[grade_id] = f"the solution's test in the grader ended with {lost.args[0]}: {lost.args[1]}"
+            await self._lost(lost, kept)
+        if self.classifying and any(o.output_type == "error" for o in outputs):
+            return False
+        cell.outputs = outputs
+        if self.classifying:
+            self.judged_outside.add(grade_id)
+        return True
+
+    def _grader_seconds(self) -> float:
+        return (self.timeout or 120) * GRADER_TIMEOUTS
+
+    def _get_timeout(self, cell):
+        if cell is ANSWERING:  # the kernel's end of a test judged here: as long as the test may take
+            return self._grader_seconds()
+        return super()._get_timeout(cell)
+
+    async def _in_grader(self, work, code, seed=None):
+        """work(code), a judge.Judge method, in a thread, while the student's kernel answers
+        its questions (seeded first, given a seed); protocol.KernelLost when the kernel died or hung
+        meanwhile. A kernel that hung is interrupted first: if it comes back, its state is
+        intact and only this test is lost (the KernelLost says so: kernel_alive)."""
+        seconds = self._grader_seconds()
+        self._channel = channel = answer_channel.AnswerChannel(
+            self.records_fd, os.path.join(self.cwd, RECORDS), seconds, seed, per_answer=self.timeout or 120)
+        serving = asyncio.ensure_future(self._serve(channel))
+        testing = asyncio.ensure_future(asyncio.to_thread(work, code))
+        try:
+            await asyncio.wait({serving, testing}, return_when=asyncio.FIRST_COMPLETED)
+            if not testing.done():  # the kernel's end is gone (the kernel died): unblock the test
+                channel.interrupt()
+            try:  # bounded even if the test's own work here never ends: the run goes on
+                result = await asyncio.wait_for(asyncio.shield(testing), 2 * seconds)
+            except asyncio.TimeoutError:
+                raise protocol.KernelLost("TimeoutError", f"the grader's own work on this test went on past {2 * seconds:.0f} s "
+                                                       "and was abandoned; later cells were graded in a fresh kernel")
+            channel.close()
+            await serving
+            return result
+        except protocol.KernelLost as lost:
+            lost.kernel_alive = lost.args[0] == "TimeoutError" and not serving.done() \
+                and testing.done() and await self._interrupted(serving, channel)
+            if not serving.done():
+                serving.cancel()
+            raise
+        finally:
+            channel.close()
+
+    async def _interrupted(self, serving, channel) -> bool:
+        """Whether the kernel, hung in the student's code while answering, ends its answering
+        cell once interrupted (as a student's own interrupt would stop it): then nothing it
+        holds is lost, and no restart is needed."""
+        try:
+            await ensure_async(self.km.interrupt_kernel())
+        except Exception:  # noqa: BLE001 (no interrupt could be sent: the kernel is replaced)
+            return False
+        channel.close()  # the kernel's loop, once back, reads the end of the conversation
+        try:
+            await asyncio.wait_for(asyncio.shield(serving), self.timeout or 120)
+            return True
+        except (asyncio.TimeoutError, protocol.KernelLost):
+            return False
+
+    async def _lost(self, lost, kept) -> None:
+        """A kernel lost while the grader asked it: replaced (kept cells re-run), unless the
+        interrupt brought it back; after MAX_LOST_KERNELS replacements the rest is not graded."""
+        if getattr(lost, "kernel_alive", False):
+            return
+        self.lost_kernels += 1
+        if self.lost_kernels >= MAX_LOST_KERNELS and not self.making_reference:
+            self._give_up(f"the kernel was lost {self.lost_kernels} times while the grader asked it "
+                          f"({lost.args[0]}: {lost.args[1]})")
+            return
+        await self._recover(kept)
+
+    async def _shadow(self, cell, grade_id, kept) -> None:
+        """A test run in the kernel, paired with what the grader can establish itself: its
+        value checks, run here (judge.Judge.shadow) against the student's kernel. A check the
+        solution's shadow passes and this one does not, while the kernel's test passed, is a
+        disagreement: the kernel's observation alone earns nothing (0, flagged). A test that
+        failed in the kernel scores 0 already and is not shadowed (the next test is seeded anew,
+        so later cells meet the same kernel either way)."""
+        if self.judge is None or grade_id not in self.plan.tests or any(o.output_type == "error" for o in cell.outputs):
+            return
+        if not self.classifying and grade_id not in self.shadows:
+            return
+        try:
+            passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id],
+                                                   judge.seed_of(f"{grade_id} (shadow)"))
+        except protocol.KernelLost as lost:
+            passed, failed = [], [f"{lost.args[0]}: {lost.args[1]}"]
+            if self.classifying:
+                self.incomplete[grade_id] = f"the solution's shadow ended with {lost.args[0]}: {lost.args[1]}"
+            await self._lost(lost, kept)
+        if self.classifying:
+            if passed:
+                self.shadows[grade_id] = (passed, failed)
+            return
+        expected_passes, expected_failures = self.shadows[grade_id]
+        missing = judge.missing_checks(expected_passes, passed)
+        if not missing:
+            return
+        new = [message for message in failed if message not in expected_failures]
+        why = new[0] if new else f"{missing[0]} was not checked"
+        self.flags.append((grade_id, f"tampering: this test passed in the notebook, but the grader's own check "
+                                     f"of its values failed: {why}"))
+        cell.outputs.append(_error_output(
+            "UnverifiedResult", "this test passed inside your notebook, but the grader's own check of your "
+            f"answer's values failed ({why}); it scores 0 and was flagged for review"))
+
+    async def _serve(self, channel) -> None:
+        """The kernel's end, as one cell execution; KernelLost if the kernel dies or hangs."""
+        try:
+            msg_id = await ensure_async(self.kc.execute(channel.code, silent=True, store_history=False))
+            await self.async_wait_for_reply(msg_id, ANSWERING)
+        except DeadKernelError:
+            raise protocol.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
+                                   "exited, or ran out of memory); later cells were graded in a fresh kernel")
+        except CellTimeoutError:
+            raise answer_channel.timed_out(self._grader_seconds())
+
+    def _ask_from_thread(self, request: dict):
+        """judge.Judge's way to the student's kernel, from the thread the test runs in."""
+        return self._channel.ask(request)
+
+    async def _recover(self, kept):
+        for index in await self._restart(kept):
+            self.nb.cells[index].outputs.append(_error_output(
+                "Dropped", "this cell failed when re-run after a restart and was left out"))
+
+    def _judge(self, cell, grade_id, entries):
+        if any(o.output_type == "error" for o in cell.outputs):
+            if self.making_reference and self.plan is not None and grade_id in self.plan.tests:
+                error = next(o for o in cell.outputs if o.output_type == "error")
+                self.incomplete.setdefault(grade_id, f"the solution failed it ({error.ename}: {error.evalue[:200]})")
+            return  # failed in the kernel: nbgrader scores it 0 as usual
+        if self.making_reference:
+            self.observed[grade_id] = entries
+            return
+        own = self.reference.get(grade_id) if self.reference is not None else None
+        if self.reference is not None and (own is None or grade_id in self.incomplete):
+            # Fail closed: without the grader's own account of this test, the kernel's word is all
+            # there is, and that earns nothing.
+            why = self.incomplete.get(grade_id, "it recorded nothing there")
+            self.flags.append((grade_id, f"review: the grader's own run of the solution could not establish this "
+                                         f"test ({why}); it scores 0 until reviewed"))
+            cell.outputs.append(_error_output(
+                "UnverifiedResult", "this test passed inside your notebook, but the grader could not check it on its "
+                "own this time; it scores 0 and was flagged for your instructor to review"))
+            return
+        problems, review = verify.judge(entries, own)
+        if review:
+            self.flags.append((grade_id, "review: this test's records part from the grader's own run of the "
+                               "solution: " + "; ".join(review[:3])))
+        if problems:
+            self.flags.append((grade_id, "tampering: a passing test did not hold up outside the kernel: "
+                               + "; ".join(problems)))
+            cell.outputs.append(_error_output(
+                "UnverifiedResult", "this test passed inside your notebook but not when the grader "
+                "re-checked its results on its own; it scores 0 and was flagged for review"))

@@ -1,0 +1,75 @@
+"""The zygote never initialises CUDA: a process that has cannot fork children that use it, and
+every grading kernel is a fork of the zygote. Each kernel initialises CUDA for itself."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from coursekit import ROOT, tool_env
+
+# Run in a fresh interpreter: torch with CUDA compiled in and one GPU, as far as every question
+# device detection asks can tell, and every way into the CUDA runtime recorded. Then the zygote's
+# own preparation (its imports, its warm-up, the device detection every notebook starts with).
+SIMULATED_GPU = """
+import json, os, sys
+import torch, torch.cuda as cuda
+import torch._dynamo  # imported as built (CPU): its CUDA parts would look for kernels that are not there
+calls = []
+cuda._is_compiled = lambda: True                      # a CUDA build of torch
+cuda._device_count_nvml = lambda: 1                   # NVML (no CUDA context) sees one GPU
+torch._C._cuda_getDeviceCount = lambda: calls.append("cudaGetDeviceCount (initialises the driver)") or 1
+cuda._lazy_init = lambda: calls.append("torch.cuda._lazy_init")
+cuda.init = lambda: calls.append("torch.cuda.init")
+if sys.argv[1] == "zygote":
+    from classgrader.kernels import kernel_zygote
+    kernel_zygote.prepare()
+else:  # the same detection without the zygote's preparation: shows what the check would catch
+    os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+    import autograder
+    autograder.grading_device()
+import autograder
+print(json.dumps({"calls": calls, "device": str(autograder.grading_device()),
+                  "initialized": cuda.is_initialized()}))
+"""
+
+
+def simulated(mode: str) -> dict:
+    env = tool_env()
+    env.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+    done = subprocess.run([sys.executable, "-c", SIMULATED_GPU, mode], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_zygote_warm_up_and_device_detection_never_touch_the_cuda_runtime(covered):
+    zygote = simulated("zygote")
+    assert zygote["device"] == "cuda", "device detection saw no GPU: the simulation did not take"
+    assert zygote["calls"] == [] and not zygote["initialized"], zygote
+    # The check can fail: plain detection, as a process that skipped prepare() would run it.
+    plain = simulated("plain")
+    assert plain["calls"], "plain device detection did not reach the CUDA runtime: the check is blind"
+    covered("a simulated one-GPU torch: the zygote's imports, warm-up and device detection make "
+            f"no CUDA runtime call; without its NVML setting detection makes {plain['calls']}")
+
+
+@pytest.mark.cuda
+def test_a_forked_kernel_uses_cuda_after_the_zygote_prepared():
+    """On a real GPU: after prepare(), CUDA is still uninitialised, and a fork can use it."""
+    code = """
+import os, torch
+from classgrader.kernels import kernel_zygote
+kernel_zygote.prepare()
+assert not torch.cuda.is_initialized(), "the zygote initialised CUDA"
+pid = os.fork()
+if pid == 0:
+    x = torch.ones(1000, device="cuda")
+    os._exit(0 if float((x * 2).sum()) == 2000.0 else 1)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, "a forked kernel could not use CUDA"
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=tool_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
