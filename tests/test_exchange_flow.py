@@ -78,9 +78,9 @@ def check_feedback(page: str) -> None:
     its headings, "not answered" for each, no anonymous "Test cell" and no empty comment."""
     contents = re.search(r'<div id="toc">(.*?)</div>', page, re.S).group(1)
     for question in QUESTIONS:
-        assert f">{question}</a>" in contents, f"{question} missing from the contents"
+        assert f">{question}</label>" in contents, f"{question} missing from the contents"
         assert f"Checks of <b>{question}</b>" in page and f"Your answer to <b>{question}</b>" in page, question
-    assert "Test cell" not in contents and ">Comment</a>" not in contents and "No response." not in page
+    assert "Test cell" not in contents and ">Comment</label>" not in contents and "No response." not in page
     assert page.count("Not answered: the answer still raises NotImplementedError.") >= 9
     assert "NotImplementedError:" not in page.replace("NotImplementedError.", "")
 
