@@ -4,8 +4,9 @@ assignment runs top to bottom without an error output, every widget renders with
 to input (the dtype explorer fitting a laptop-width notebook at every input the lesson invites), Run All
 on an untouched assignment reaches every exercise, the Validate button shows its checklist (solved,
 half-done, untouched), a student's lab has no instructor panels and an instructor's has them, the
-Assignment List fetches into work/, and the feedback page names every question. Screenshots land in
-artifacts/screenshots/ for a person to look at.
+Assignment List fetches into work/ (which then holds nothing but assignments), the feedback page names
+every question, and its contents entries, clicked in the lab's own HTML viewer, scroll to their question
+without reloading the pane. Screenshots land in artifacts/screenshots/ for a person to look at.
 
 One server per role, one browser, one notebook at a time: about 4 minutes on 2 cores."""
 import os
@@ -575,9 +576,11 @@ def test_nbgrader_menu_opens_the_assignment_list_and_fetch_goes_to_work(lab_page
     expect(page.locator("#nbgrader-assignment-list #fetched_assignments_list")).to_contain_text(
         HALF[0], timeout=WIDGET_S * 1000)
     assert fetched.exists(), f"the Assignment List fetched somewhere else than work/: {sorted(lab_root.iterdir())}"
+    work = sorted(p.name for p in (lab_root / "work").iterdir())
+    assert work == [HALF[0]], f"work/ holds more than the fetched assignment: {work}"
     page.screenshot(path=SCREENSHOTS / "assignment-list-fetched.png")
     covered(f"Nbgrader > Assignment List lists every released assignment ({', '.join(assignments)}); "
-            f"Fetch puts {HALF[0]} in work/, where ./course lab and ./course fetch put it")
+            f"Fetch puts {HALF[0]} in work/, where ./course lab and ./course fetch put it; work/ holds nothing else")
 
 
 def test_instructors_lab_has_formgrader_and_create_assignment(page, tmp_path_factory, covered):
@@ -617,11 +620,46 @@ def test_feedback_page_names_every_question(page, feedback_html, covered):
     page = page.context.browser.new_page()  # a tab of its own: the lab's stays as it is
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(feedback_html.as_uri())
-    contents = page.locator("#toc li a").all_inner_texts()
+    contents = page.locator("#toc li label.jump").all_inner_texts()
     page.screenshot(path=SCREENSHOTS / "feedback.png", full_page=False)
     assert contents[:3] == ["Q1 · Describe a tensor", "Q2 · Which property broke?", "Q3 · Fix a dtype bug"], contents
     assert "Test cell" not in contents and "Comment" not in contents
     expect(page.get_by_text("Not answered: the answer still raises NotImplementedError.").first).to_be_visible()
     expect(page.get_by_text("Comments: No response.")).to_have_count(0)
+    heading = page.locator(".nbgrader_cell .panel-heading", has_text=f"Checks of {CONTENTS_ENTRY}")
+    expect(heading).not_to_be_in_viewport()
+    page.locator("#toc label.jump", has_text=CONTENTS_ENTRY).click()
+    expect(heading).to_be_in_viewport()
     page.close()
-    covered(f"the feedback page lists {len(contents)} named entries, says 'Not answered', no empty comments")
+    covered(f"the feedback page lists {len(contents)} named entries, says 'Not answered', no empty comments; "
+            f"in a tab of its own, a contents entry scrolls to its question")
+
+
+CONTENTS_ENTRY = "Q3 · Fix a dtype bug"  # far enough down the page to be out of sight at first
+
+
+def test_feedback_contents_work_in_the_labs_html_viewer(lab_page, lab_root, feedback_html, covered):
+    """A student opens their feedback from the file browser; the lab shows it in its HTML viewer (a
+    sandboxed frame, no scripts, <base> at the file's /files/ URL). A contents entry scrolls to its
+    question in place: the frame still holds the page it was given, not a navigation to /files/ (which
+    a hub's frame-ancestors 'none' refuses, tests/hub/test_hub.py)."""
+    page = lab_page
+    folder = lab_root / "returned" / HALF[0] / "feedback"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(feedback_html, folder)
+    page.evaluate("path => window.jupyterapp.commands.execute('filebrowser:go-to-path', {path})",
+                  f"returned/{HALF[0]}/feedback")
+    page.locator(".jp-DirListing-item", has_text=feedback_html.name).dblclick()
+    viewer = page.locator(".jp-HTMLViewer:visible iframe")
+    expect(viewer).to_have_count(1)
+    frame = page.frame_locator(".jp-HTMLViewer:visible iframe")
+    heading = frame.locator(".nbgrader_cell .panel-heading", has_text=f"Checks of {CONTENTS_ENTRY}")
+    expect(heading).not_to_be_in_viewport()
+    frame.locator("#toc label.jump", has_text=CONTENTS_ENTRY).click()
+    expect(heading).to_be_in_viewport()
+    url = viewer.element_handle().content_frame().url
+    page.screenshot(path=SCREENSHOTS / "feedback-contents-in-the-lab.png")
+    assert url.startswith("blob:"), f"the contents entry navigated the viewer's frame to {url}"
+    expect(frame.locator("#toc label.jump").first).to_be_visible()  # the page, not a blank pane
+    covered(f"feedback opened from the file browser in the lab's HTML viewer: '{CONTENTS_ENTRY}' clicked in its "
+            "contents scrolls its checks into view, the frame still shows the page (no navigation to /files/)")
