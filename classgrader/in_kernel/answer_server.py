@@ -169,8 +169,8 @@ MAX_FILES = 100  # what one "fetch" of a folder sends back
 def _file(request: dict):
     """The test's files, which its calls read or write (a checkpoint), mirrored in this sandbox's
     own file system. "put" {"path", "data", "folder"}: the file where the grader has it (data
-    None: only its folder), or the folder itself. "fetch" {"path"}: what is there now, as bytes for a file, or [name, bytes] pairs
-    for the regular files of a folder; None when nothing is."""
+    None: only its folder), or the folder itself. "fetch" {"path"}: what is there now, as bytes
+    for a file, or [name, bytes] pairs for the regular files of a folder; None when nothing is."""
     import os
     path = str(request["path"])
     if request["op"] == "put":

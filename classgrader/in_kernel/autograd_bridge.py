@@ -11,22 +11,17 @@ requires grad here is the n-th there. The kernel's side (prepare, Calls) runs in
 kernel; attach runs in the grader."""
 import torch
 
+from classgrader.in_kernel import walk
+
 MAX_CALLS = 1000  # graphs one test's conversation keeps for a later backward
 
 
 TENSORS = (torch.Tensor, torch.nn.Parameter)  # what portable() sends as data, not as a handle
 
 
-def tensors_in(value, depth=0):
+def tensors_in(value):
     """The tensors in nested lists, tuples and dicts, in order (modules are not looked into)."""
-    if type(value) in TENSORS:
-        yield value
-    elif depth < 20 and type(value) in (list, tuple):
-        for item in value:
-            yield from tensors_in(item, depth + 1)
-    elif depth < 20 and type(value) is dict:
-        for item in value.values():
-            yield from tensors_in(item, depth + 1)
+    return (node for _, node in walk.nodes(value) if type(node) in TENSORS)
 
 
 def _from_graph(tensor) -> bool:
@@ -68,7 +63,8 @@ class Calls:
         if type(number) is not int or not 0 <= number < len(self.records):
             raise ValueError(f"no such call: {number!r}")
         inputs, outputs = self.records[number]
-        pairs = [(out, grad) for out, grad in zip(outputs, grads) if _from_graph(out) and isinstance(grad, torch.Tensor)]
+        pairs = [(out, grad) for out, grad in zip(outputs, grads)
+                 if _from_graph(out) and isinstance(grad, torch.Tensor)]
         before = [t.grad for t in inputs]
         for tensor in inputs:
             tensor.grad = None
@@ -114,14 +110,12 @@ def attach(result, leaves: list, backward, keep=()):
     return _replaced(result, attached, {id(t) for t in keep})
 
 
-def _replaced(value, attached, keep, depth=0):
+def _replaced(value, attached, keep):
     """`value` with each tensor the kernel computed by its graph (in tensors_in order) replaced
     by its node's output; leaves, tensors without grad and those of `keep` stay as they came."""
-    if type(value) in TENSORS:
-        came, hanging = next(attached)
-        return hanging if _from_graph(came) and id(came) not in keep else came
-    if depth < 20 and type(value) in (list, tuple):
-        return type(value)(_replaced(item, attached, keep, depth + 1) for item in value)
-    if depth < 20 and type(value) is dict:
-        return {key: _replaced(item, attached, keep, depth + 1) for key, item in value.items()}
-    return value
+    def hanging(node):
+        if type(node) not in TENSORS:
+            return walk.INTO
+        came, output = next(attached)
+        return output if _from_graph(came) and id(came) not in keep else came
+    return walk.rebuilt(value, hanging)

@@ -7,6 +7,8 @@ leaves it was given, or hands back a value untouched, returns the test's own.
 
 The kernel's side (MET, tagged, given_objects, as_given) runs in the grading kernel; resolve runs
 in the grader, and refuses a number or a place it never sent."""
+from classgrader.in_kernel import walk
+
 MET = {}  # the kernel's side: number -> the tensor this call's pickle rebuilt under it
 
 
@@ -34,28 +36,20 @@ def given_objects(args, kwargs) -> dict:
     """The kernel's side, before a call: id -> (Given, the object, kept alive so its id stays its
     own) for the tensors this call's pickle numbered and every object in its arguments."""
     found = {id(tensor): (Given(number=number), tensor) for number, tensor in MET.items()}
-    stack = [([], [args, kwargs])]
-    while stack and len(found) < MAX_OBJECTS:
-        path, value = stack.pop()
+    for path, value in walk.nodes([args, kwargs]):
+        if len(found) >= MAX_OBJECTS:
+            break
         if path and value is not None and type(value) is not bool:
             found.setdefault(id(value), (Given(path=path), value))
-        if len(path) < 20 and type(value) in (list, tuple):
-            stack.extend((path + [index], item) for index, item in enumerate(value))
-        elif len(path) < 20 and type(value) is dict:
-            stack.extend((path + [key], item) for key, item in value.items())
     return found
 
 
-def as_given(value, found: dict, depth=0):
+def as_given(value, found: dict):
     """`value` with each object it holds (itself, or in nested lists, tuples and dicts) that the
     call was given replaced by its Given (`found`: given_objects)."""
-    if id(value) in found and found[id(value)][1] is value:
-        return found[id(value)][0]
-    if depth < 20 and type(value) in (list, tuple):
-        return type(value)(as_given(item, found, depth + 1) for item in value)
-    if depth < 20 and type(value) is dict:
-        return {key: as_given(item, found, depth + 1) for key, item in value.items()}
-    return value
+    def given(node):
+        return found[id(node)][0] if id(node) in found and found[id(node)][1] is node else walk.INTO
+    return walk.rebuilt(value, given)
 
 
 def resolve(record: dict, sent: list, args, kwargs):

@@ -13,9 +13,7 @@ import os
 import torch
 
 from autograder import trace
-
-from classgrader.in_kernel import autograd_bridge, graph_replay, identity
-
+from classgrader.in_kernel import autograd_bridge, graph_replay, identity, walk
 from classgrader.judging import mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
@@ -124,7 +122,8 @@ def _inputs(args, kwargs, sent: list) -> dict:
     flat = list(_flat((args, kwargs)))
     if not _views_among(flat) and not graph_replay.has_recipe(flat):
         try:
-            return {"args": trace.portable(list(args), _strictly_sent), "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
+            return {"args": trace.portable(list(args), _strictly_sent),
+                    "kwargs": trace.portable(dict(kwargs), _strictly_sent)}
         except _BuiltHere:
             pass
     try:
@@ -161,6 +160,7 @@ def _pickled(value, sent: list | None = None) -> bytes:
     (identity)."""
     import pickle
     import types
+
     from classgrader.in_kernel import answer_server
 
     sent = [] if sent is None else sent
@@ -211,15 +211,13 @@ def _by_code(function) -> tuple:
     return marshal.dumps(code), function.__name__, used, function.__defaults__, function.__kwdefaults__, closure
 
 
-def _flat(value, depth=0):
-    """Every value in nested lists, tuples and dicts."""
-    yield value
-    if depth < 20 and isinstance(value, (list, tuple)) and not isinstance(value, RemoteObject):
-        for item in value:
-            yield from _flat(item, depth + 1)
-    elif depth < 20 and isinstance(value, dict):
-        for item in value.values():
-            yield from _flat(item, depth + 1)
+def _flat(value):
+    """Every value in nested lists, tuples and dicts, their subclasses too."""
+    return (node for _, node in walk.nodes(value, _opened))
+
+
+def _opened(node) -> bool:
+    return not isinstance(node, RemoteObject) and walk.loosely(node)  # a stand-in is asked nothing here
 
 
 def _sent(value) -> dict:
@@ -277,8 +275,8 @@ class RemoteObject:
 
     def _op(self, op: str, **details):
         record = object.__getattribute__(self, "_record")
-        reply = trace.materialize(object.__getattribute__(self, "_ask")({"op": op, "handle": record["handle"], **details}),
-                                  object.__getattribute__(self, "_handles"))
+        ask, handles = object.__getattribute__(self, "_ask"), object.__getattribute__(self, "_handles")
+        reply = trace.materialize(ask({"op": op, "handle": record["handle"], **details}), handles)
         return returned(reply, f"{type(self).__qualname__}")[1]
 
     def _read_once(self, op: str, key=None):
@@ -365,7 +363,8 @@ def _standing_for(path: str, base: type) -> type:
     """A class named `path` deriving from `base`, made once; never instantiated."""
     if (path, base) not in _classes:
         module, _, name = str(path).rpartition(".")
-        _classes[(path, base)] = type(name or "object", (base,), {"__module__": module or "builtins", "__qualname__": name})
+        _classes[(path, base)] = type(name or "object", (base,),
+                                      {"__module__": module or "builtins", "__qualname__": name})
     return _classes[(path, base)]
 
 

@@ -1,0 +1,52 @@
+"""The one way nested data is walked, in the kernel and in the grader: into lists, tuples and
+dicts (a dict's values, under their keys), DEPTH levels down at most; below that, and for any
+other value, a value is taken whole.
+
+    nodes(value)              (path, value) for the value and every value in it, in order
+    rebuilt(value, change)    the value built again of the same kinds, with what change() replaced
+
+Which containers a walk opens is `into`'s say: `exactly` the built-in kinds alone (what a call's
+data is made of; a subclass's methods are code of whoever made it), `loosely` their subclasses
+too (a named tuple, an OrderedDict the test built)."""
+DEPTH = 20  # far below Python's recursion limit, far above any honest call's nesting
+
+INTO = object()  # change()'s answer for a value it leaves to the walk
+
+
+def exactly(value) -> bool:
+    return type(value) in (list, tuple, dict)
+
+
+def loosely(value) -> bool:
+    return isinstance(value, (list, tuple, dict))
+
+
+def _items(container):
+    return container.items() if isinstance(container, dict) else enumerate(container)
+
+
+def nodes(value, into=exactly):
+    """(path, node) for `value` (path []) and every value in it, each container before what it
+    holds, in the containers' order; a path is the keys and indices that lead to its node."""
+    stack = [([], value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if len(path) < DEPTH and into(node):
+            stack.extend(reversed([(path + [key], item) for key, item in _items(node)]))
+
+
+def rebuilt(value, change):
+    """`value` with each value in it (itself included) replaced by change(value), unless that is
+    INTO: then a list, tuple or dict within DEPTH is built again of its own kind from its values
+    rebuilt, and anything else stays as it is."""
+    def at(node, depth):
+        changed = change(node)
+        if changed is not INTO:
+            return changed
+        if depth < DEPTH and exactly(node):
+            if type(node) is dict:
+                return {key: at(item, depth + 1) for key, item in node.items()}
+            return type(node)(at(item, depth + 1) for item in node)
+        return node
+    return at(value, 0)
