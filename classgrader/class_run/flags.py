@@ -1,7 +1,8 @@
 """Flags for manual review: what in a submission the grader could not take at face value.
 
 FindStructuralProblems (sanitize step, before nbgrader restores cells) compares the submitted
-notebook with its release: edited, deleted or retyped cells and grade ids used twice. The
+notebook with its release: edited, deleted or retyped cells and grade ids used twice; and reads
+the student's code for means of rewriting the grading process (code_scan.py). The
 autograde step adds what the kernel showed (isolated_execute.py). SaveFlags, after
 SaveAutoGrades, marks the flagged cells "needs manual grade" in the gradebook (nbgrader's
 formgrader then lists them) and hands the flags to the class run (progress.note_flags); it
@@ -15,7 +16,7 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from classgrader.class_run import progress
+from classgrader.class_run import code_scan, progress
 
 
 def _grade_id(cell):
@@ -51,7 +52,9 @@ class FindStructuralProblems(NbGraderPreprocessor):
         path = os.path.join(course.format_path(course.release_directory, ".", info["assignment"]),
                             info["notebook"] + ".ipynb")
         release = nbformat.read(path, as_version=4)
-        nb.metadata["course_flags"] = structural_problems(nb, release)
+        found = code_scan.notebook_findings(nb, release)
+        scanned = [code_scan.flag_reason(found)] if found else []
+        nb.metadata["course_flags"] = structural_problems(nb, release) + scanned
         # Only the last cell of a grade id keeps its nbgrader metadata (as DeduplicateIds would),
         # but without the empty {} DeduplicateIds leaves, which breaks add_missing_cells.
         seen = set()

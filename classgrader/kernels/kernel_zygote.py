@@ -125,7 +125,9 @@ def _become_kernel(request: dict) -> None:
     # the banners ipykernel prints when started by hand.
     # The kernel's own exec line (autograder.grading_kernel) comes with the caller's arguments,
     # from nbgrader_config.py, the one place it is set.
-    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.parent_handle=1"]
+    # ignore_cwd: the work folder is not on the import path, so no file a student ships or writes
+    # there is imported in place of a module (classgrader/class_run/code_scan.py reads the imports).
+    defaults = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.parent_handle=1", "--IPKernelApp.ignore_cwd=True"]
     # traitlets rejects an option given twice, so the caller's own settings win.
     arguments += [d for d in defaults if d.split("=")[0] not in {a.split("=")[0] for a in arguments}]
     take_a_share_of_the_gpu()

@@ -1,0 +1,479 @@
+"""Code in a submission that could rewrite the grading process, found by reading it: a flag for review.
+
+Some facts only the student's kernel holds: whether autograd recorded, what a loop keeps alive,
+which device was tried first, which tensors an optimiser was given. Code in that kernel reports
+them (the check library's records, the integrity audit), and code in that kernel can rewrite
+the reporter: the helpers, the audit's own tables, torch itself. Nothing inside the kernel can
+be trusted to notice. The submitted notebook, though, is data the grader holds, and an honest
+answer in this course needs none of the means such rewriting takes:
+
+- code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
+  a computed getattr on a module or class, setattr outside a constructor, vars() written to;
+- the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
+  ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
+  and super().__init__, torch._C, global hooks, the check library's records, and any module
+  reached through another (torch.sys), each resolved against the real module in the grader;
+- changing what is not the student's: assignments and deletions into modules, into classes
+  reached through type() or a computed getattr, of a method's name on anything but a
+  constructor's self, mutating calls on a module's tables;
+- pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
+  comparison, truth, conversion or attribute lookup; session switches left on (grad mode,
+  default device), the session's history (In, Out, _i), names the notebook never defines, and
+  unpickling (torch.load(weights_only=False), allow_pickle=True).
+
+Every code cell the student wrote or changed is read (never run) after IPython's own
+transformation, so a magic or a shell escape is seen as the call it makes. The class run flags
+the notebook with the findings (cell, line, what); an instructor reads the cell. Findings are
+about means, never about answers: they change no score, and every correct variant and every
+misconception of the course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py).
+The grading kernel drops its work folder from the import path, so no file a student ships or
+writes can be imported in place of a module named here."""
+import ast
+import builtins
+import functools
+import importlib
+import sys
+import types
+from dataclasses import dataclass
+
+REASON = "code that can rewrite the grading process"
+
+# Modules an answer may import; of some, only the parts named (None: all of it).
+MODULES = {name: None for name in (
+    "torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools",
+    "dataclasses", "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile",
+    "io", "matplotlib", "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap",
+    "pprint", "warnings", "argparse", "operator", "autograder", "utils", "tqdm", "PIL", "numbers", "shutil", "hashlib")}
+MODULES |= {
+    "os": {"path", "makedirs", "mkdir", "listdir", "scandir", "walk", "remove", "unlink", "rename", "replace",
+           "rmdir", "getcwd", "stat", "sep", "linesep", "cpu_count", "environ", "fspath", "PathLike", "getpid"},
+    "sys": {"stdout", "stderr", "version", "version_info", "platform", "float_info", "maxsize", "getsizeof",
+            "byteorder", "int_info", "float_repr_style"},
+    "types": {"SimpleNamespace", "MappingProxyType"},
+    "pickle": {"UnpicklingError", "PicklingError", "PickleError", "HIGHEST_PROTOCOL", "DEFAULT_PROTOCOL"},
+}
+# Parts of allowed modules that reach the process all the same: C internals, dispatch, global
+# hooks (they change what every later graph or module does, the probes' included), the check
+# library's records and its grading-kernel setup.
+REACHES_PROCESS = ("torch._C", "torch._dynamo", "torch._ops", "torch._subclasses", "torch._functorch",
+                   "torch._library", "torch._higher_order_ops", "torch._guards", "torch.utils._python_dispatch",
+                   "torch.utils.cpp_extension", "torch.library", "torch.overrides", "torch.ops",
+                   "torch.utils.hooks", "torch.autograd.graph", "torch.nn.modules.module", "torch.multiprocessing",
+                   "torch.serialization.add_safe_globals", "torch.serialization.safe_globals", "numpy.ctypeslib",
+                   "operator.setitem", "operator.delitem", "operator.methodcaller",
+                   "autograder.trace", "autograder.grading_kernel", "autograder.validate", "autograder.integrity")
+# Builtins that run, reach or change code and namespaces by name (getattr, setattr and vars:
+# see _Reader.visit_Call for the uses that stay plain).
+REFLECTION = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
+              "breakpoint", "getattr", "__builtins__", "__loader__", "__spec__", "__build_class__", "get_ipython"}
+# The interpreter's frames and code objects, and stacks of context managers, reached without a dunder.
+INTERNALS = {"f_globals", "f_locals", "f_back", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next",
+             "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
+             "co_names", "enter_context", "push_async_callback"}
+# Grad modes and defaults switched for the rest of the session when called as a statement.
+SESSION_SWITCHES = {"set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "set_default_device",
+                    "set_default_dtype", "set_default_tensor_type"}
+# Dunders an answer may read: a name (and super().__init__ / Base.__init__(self, ...)).
+PLAIN_DUNDERS = {"__name__", "__qualname__", "__doc__", "__version__"}
+# ...and those its own classes may define: a module's, a dataset's, a context manager's methods.
+OWN_METHODS = PLAIN_DUNDERS | {"__init__", "__len__", "__getitem__", "__iter__", "__next__", "__repr__", "__str__",
+                               "__call__", "__enter__", "__exit__", "__contains__", "__post_init__", "__slots__",
+                               "__annotations__"}
+# Classes a student's own class may not derive from: what torch and the checks take as a tensor.
+TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "TensorBase", "_TensorBase"}
+WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod", "MethodType", "wraps"}
+MUTATORS = {"clear", "update", "pop", "popitem", "setdefault", "append", "extend", "insert", "remove", "add",
+            "discard", "sort", "reverse", "__setitem__", "__delitem__"}
+TABLES = (dict, list, set)
+UNKNOWN = ast.Constant(value=None)  # the value of an unpacked or augmented assignment
+
+
+@dataclass(frozen=True)
+class Finding:
+    cell: int       # index in the notebook
+    line: int       # in the cell's source, from 1
+    what: str
+
+    def __str__(self):
+        return f"cell {self.cell + 1}, line {self.line}: {self.what}"
+
+
+def python_of(source: str) -> str:
+    """A cell's source as IPython runs it: magics and shell escapes as the calls they make."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        return TransformerManager().transform_cell(source)
+    except Exception:  # not valid even to IPython: the cell fails when it runs
+        return source
+
+
+def _within(name: str, parts) -> bool:
+    return any(name == part or name.startswith(part + ".") for part in parts)
+
+
+def _dotted(node) -> str | None:
+    """"torch.nn.Module" for the expression torch.nn.Module; None for anything but names and dots."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _root(node):
+    """The expression a chain of attributes and subscripts hangs from (a call ends the chain:
+    what it returns is a new object, unless it is one of the calls _reaching names)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node
+
+
+def _reaching(node) -> bool:
+    """A call whose result is a class or a namespace of someone else's: type(x), vars(x),
+    getattr(x, computed name)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    name, args = node.func.id, node.args
+    return name in ("type", "vars", "globals", "locals") or (name == "getattr" and len(args) >= 2 and not (
+        isinstance(args[1], ast.Constant) and isinstance(args[1].value, str) and not args[1].value.startswith("_")))
+
+
+def resolve(dotted: str):
+    """The object a dotted name of an allowed module stands for, looked up in the grader's own
+    modules (the allowed module itself imported if need be; nothing of the student's is imported
+    or run for it); None if unknown."""
+    head, *rest = dotted.split(".")
+    if head not in MODULES:
+        return None
+    if head not in sys.modules:  # a library the course allows, never a student's file
+        try:
+            importlib.import_module(head)
+        except Exception:
+            return None
+    value = sys.modules.get(head)
+    for index, piece in enumerate(rest):
+        if value is None:
+            return None
+        found = getattr(value, piece, None) if not isinstance(value, types.ModuleType) or \
+            piece in vars(value) else sys.modules.get(".".join([head, *rest[:index + 1]]))
+        if found is None and isinstance(value, types.ModuleType):
+            found = sys.modules.get(f"{value.__name__}.{piece}")
+        value = found
+    return value
+
+
+@functools.cache
+def _method_names() -> frozenset:
+    """Names of the methods torch's tensors, modules and optimisers have, and of the functions of
+    torch and the check library: assigned on anything but a constructor's self, they replace code."""
+    import torch
+
+    import autograder
+    names = set()
+    for kind in (torch.Tensor, torch.nn.Module, torch.optim.Optimizer):
+        names |= {n for n in dir(kind) if callable(getattr(kind, n, None)) and not n.startswith("__")}
+    for module in (torch, torch.nn.functional, torch.cuda, torch.backends.mps, torch.backends.cuda, autograder):
+        names |= {n for n, v in vars(module).items() if callable(v) and not n.startswith("_")}
+    return frozenset(names)
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, foreign: set[str], bound: set[str], imported: dict[str, str], methods: frozenset,
+                 defined: set[str]):
+        self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
+        self.defined = defined  # the functions and classes the notebook defines
+        self.found, self.functions = [], []  # the functions the visit is inside, innermost last
+
+    def note(self, node, what: str):
+        self.found.append((getattr(node, "lineno", 1), what))
+
+    def full(self, dotted: str) -> str:
+        """torch.autograd.graph.x for g.x after `import torch.autograd.graph as g`."""
+        head, _, rest = dotted.partition(".")
+        return ".".join(filter(None, [self.imported.get(head, head), rest]))
+
+    def _reach(self, node, name: str, verb: str) -> None:
+        """A dotted name of an import: is what it reaches the process's, or not an allowed part?"""
+        top, *rest = name.split(".")
+        allowed = MODULES.get(top, set())
+        if top not in MODULES or (allowed is not None and rest and rest[0] not in allowed):
+            self.note(node, f"{verb} {name}")
+            return
+        if _within(name, REACHES_PROCESS):
+            self.note(node, f"{verb} {name}")
+            return
+        for index in range(1, len(rest) + 1):  # a module reached through another (torch.sys): as itself
+            prefix = ".".join([top, *rest[:index]])
+            step = resolve(prefix)
+            named = index == 1 and allowed is not None  # os.path: a part the table names, as it is
+            if isinstance(step, types.ModuleType) and step.__name__ != prefix and not named:
+                self._reach(node, ".".join([step.__name__, *rest[index:]]), verb)
+                return
+        value = resolve(name)
+        table_method = isinstance(getattr(value, "__self__", None), TABLES)
+        plain_function = isinstance(value, (types.FunctionType, types.BuiltinFunctionType)) and not table_method
+        if any(piece.startswith("_") for piece in rest) and not plain_function:
+            self.note(node, f"{verb} {name}")
+        elif (isinstance(value, TABLES) or table_method) and rest:
+            self.note(node, f"{verb} {name}, a table of {top}")
+
+    # --- imports --------------------------------------------------------------------------
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._reach(node, alias.name, "imports")
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            self.note(node, "imports relative to the kernel's folder")
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                self.note(node, f"imports * from {node.module}")
+            else:
+                self._reach(node, f"{node.module}.{alias.name}", "imports")
+
+    # --- names, attributes, calls -----------------------------------------------------------
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            if node.id in REFLECTION:
+                self.note(node, f"uses {node.id}")
+            elif node.id not in self.bound:  # the session's history, a test's leftovers, the grader's names
+                self.note(node, f"reads {node.id}, which this notebook never defines")
+
+    def visit_Attribute(self, node):
+        attr, dotted = node.attr, _dotted(node)
+        if attr == "__init__" and isinstance(node.ctx, ast.Load):
+            self.generic_visit(node)  # checked where it is called (visit_Call)
+        elif attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS:
+            self.note(node, f"reaches .{attr}")
+        elif attr in INTERNALS:
+            self.note(node, f"reaches .{attr}")
+        elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
+            self._reach(node, self.full(dotted), "uses")
+            return  # the whole chain at once
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func, args = node.func, node.args
+        name = func.id if isinstance(func, ast.Name) else None
+        constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+        if name == "getattr" and constant and not args[1].value.startswith("_"):
+            if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
+                self._reach(node, f"{self.full(_dotted(args[0]))}.{args[1].value}", "uses")
+            for part in [*args, *node.keywords]:
+                self.visit(part)  # getattr(x, "weight", None): an attribute read, spelled out
+            return
+        if name in ("getattr", "vars") and args and not _reaching_foreign(args[0], self.foreign):
+            for part in [*args, *node.keywords]:
+                self.visit(part)  # a read of the student's own object, by a name they compute
+            return
+        if name in ("setattr", "delattr") and args and self._in_constructor() and _is_self(args[0], self):
+            for part in [*args[1:], *node.keywords]:
+                self.visit(part)  # setattr(self, f"fc{i}", ...) in __init__
+            return
+        if isinstance(func, ast.Attribute) and func.attr == "__init__":
+            if not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and not (
+                    args and _is_self(args[0], self) and self._in_constructor()):
+                self.note(node, "calls __init__ on something other than the object being made")
+        if name == "type" and len(args) == 3:
+            self.note(node, "makes a class with type()")
+        if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
+            target = _root(func.value)  # (a module's own tables are found by _reach)
+            if _reaching(target) or (isinstance(target, ast.Name) and target.id in self.foreign and
+                                     target.id not in self.imported and target.id not in dir(builtins)):
+                self.note(node, f"changes {_dotted(func.value) or 'a namespace'} with .{func.attr}()")
+        if self.full(_dotted(func) or "") == "torch.load" and any(
+                k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+                for k in node.keywords):
+            self.note(node, "unpickles with torch.load(weights_only=False), which runs code from the file")
+        if any(k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               for k in node.keywords):
+            self.note(node, "unpickles with allow_pickle, which runs code from the file")
+        self.generic_visit(node)
+
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, ast.Call) and (_dotted(call.func) or "").split(".")[-1] in SESSION_SWITCHES:
+            self.note(node, f"switches {_dotted(call.func)} for the rest of the session")
+        self.generic_visit(node)
+
+    # --- changing what is not the student's -----------------------------------------------
+    def _in_constructor(self) -> bool:
+        return bool(self.functions) and self.functions[-1][0] == "__init__" and self.functions[-1][1]
+
+    def _is_code(self, value) -> bool:
+        """A value that is code: a lambda, a function the notebook defines, a method taken from
+        somewhere, a wrapper of one."""
+        if value is None:  # a deletion: what was there is gone
+            return True
+        if value is UNKNOWN:  # a part of something unpacked: a value, most likely
+            return False
+        if isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and (
+                value.id in self.defined or value.id in self.foreign)):
+            return True
+        if isinstance(value, ast.Attribute) and value.attr in self.methods:
+            return True
+        return isinstance(value, ast.Call) and (_dotted(value.func) or "").split(".")[-1] in WRAPPERS
+
+    def _target(self, target, verb: str, value=None):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and \
+                len(value.elts) == len(target.elts) else [UNKNOWN] * len(target.elts)
+            for element, part in zip(target.elts, values):
+                self._target(element, verb, part)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, verb)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            root = _root(target)
+            shown = _dotted(target) or f"{_dotted(target.value) or 'a namespace'}[...]"
+            if _reaching(root):
+                self.note(target, f"{verb} {shown} through {root.func.id}()")
+            elif isinstance(root, ast.Name) and root.id in self.foreign:
+                self.note(target, f"{verb} {shown}, which belongs to {root.id}")
+            elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
+                    not (self._in_constructor() and _is_self(target.value, self)):
+                self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._target(target, "assigns to", node.value if len(node.targets) == 1 else UNKNOWN)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target, "assigns to", UNKNOWN)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._target(node.target, "assigns to", node.value if node.value is not None else UNKNOWN)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._target(target, "deletes")
+        self.generic_visit(node)
+
+    def _function(self, node):
+        first = (node.args.posonlyargs + node.args.args)[:1]
+        in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
+        self.functions.append((node.name, in_class, first[0].arg if first else None))
+        self.generic_visit(node)
+        self.functions.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    # --- classes that pretend -------------------------------------------------------------
+    def visit_ClassDef(self, node):
+        for base in node.bases:
+            name = _dotted(base) or ""
+            if name.split(".")[-1] in TENSOR_CLASSES:
+                self.note(node, f"defines {node.name}, a subclass of {name}: a tensor that is not torch's")
+        for keyword in node.keywords:
+            if keyword.arg == "metaclass":
+                self.note(node, f"gives {node.name} a metaclass")
+        for item in node.body:
+            names = [item.name] if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+                [t.id for t in getattr(item, "targets", []) if isinstance(t, ast.Name)]
+            for name in names:
+                if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
+                    self.note(item, f"gives {node.name} its own {name}")
+        self.functions.append(("<class>", False, None))
+        self.generic_visit(node)
+        self.functions.pop()
+
+
+def _is_self(node, reader: _Reader) -> bool:
+    """The first parameter of the method the visit is inside (a constructor's: the object being made)."""
+    return isinstance(node, ast.Name) and bool(reader.functions) and reader.functions[-1][1] and \
+        node.id == reader.functions[-1][2]
+
+
+def _reaching_foreign(node, foreign: set[str]) -> bool:
+    root = _root(node)
+    return _reaching(root) or (isinstance(root, ast.Name) and root.id in foreign)
+
+
+def _trees(sources: list[str]) -> list:
+    trees = []
+    for source in sources:
+        try:
+            trees.append(ast.parse(python_of(source)))
+        except SyntaxError:
+            trees.append(None)  # it fails when it runs; nothing of it can run
+    return trees
+
+
+def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
+    """The names the notebook binds anywhere; those that stand for something not the student's
+    own (a module, a builtin not rebound, a name taken from one without a call, or through
+    type(), vars() or a computed getattr); and what each imported name is (F: torch.nn.functional)."""
+    bound, foreign, imported = set(), set(), {}
+    for tree in filter(None, trees):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    name = alias.asname or alias.name.split(".")[0]
+                    bound.add(name)
+                    full = alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+                    imported[name] = full if alias.asname or isinstance(node, ast.ImportFrom) else name
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound.add(node.rest)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                bound.update(node.names)
+    foreign = set(imported) | (set(dir(builtins)) - bound)
+    for _ in range(3):  # aliases of aliases
+        for tree in filter(None, trees):
+            for node in ast.walk(tree):
+                values = [node.value] if isinstance(node, (ast.Assign, ast.NamedExpr)) else []
+                for value in values:
+                    root = _root(value)
+                    if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
+                                           isinstance(root, ast.Name) and root.id in foreign):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        foreign.update(t.id for t in targets if isinstance(t, ast.Name))
+    return bound, foreign, imported
+
+
+def scan(sources: list[str], given: set[str] = frozenset()) -> list[Finding]:
+    """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
+    `given` (the cells the course itself wrote, as released)."""
+    trees = _trees(sources)
+    bound, foreign, imported = _names(trees)
+    bound |= set(dir(builtins)) | {"display"}
+    methods = _method_names()
+    defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    defined |= {target.id for tree in filter(None, trees) for node in ast.walk(tree)  # f = lambda ...: ...
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
+                for target in node.targets if isinstance(target, ast.Name)}
+    found = []
+    for index, (source, tree) in enumerate(zip(sources, trees)):
+        if tree is None or source.strip() in given:
+            continue
+        reader = _Reader(foreign, bound, imported, methods, defined)
+        reader.visit(tree)
+        found += [Finding(index, line, what) for line, what in sorted(set(reader.found))]
+    return found
+
+
+def notebook_findings(nb, release) -> list[Finding]:
+    """Findings in a submitted notebook's code cells, the release's own cells left out."""
+    given = {cell.source.strip() for cell in release.cells if cell.cell_type == "code"}
+    positions = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    return [Finding(positions[f.cell], f.line, f.what) for f in scan([nb.cells[i].source for i in positions], given)]
+
+
+def flag_reason(findings: list[Finding], most: int = 3) -> str:
+    """One line for flags.csv and the gradebook: what was found, the first few places."""
+    shown = "; ".join(map(str, findings[:most]))
+    more = f" (and {len(findings) - most} more)" if len(findings) > most else ""
+    return f"{REASON}: {shown}{more}"
