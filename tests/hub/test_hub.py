@@ -5,7 +5,9 @@ session (Debian's, through Playwright), through the whole round trip:
 the instructor releases; each student logs in with their password, fetches from the Assignment
 List, works (the solution, a wrong answer, nothing), validates and submits; the instructor
 collects, grades with `course-autograde` (./course autograde, sandboxed, as root through sudo),
-makes and releases feedback and exports; each student fetches feedback and gets exactly their own.
+makes and releases feedback and exports; each student fetches feedback and gets exactly their own,
+and one opens it from the Assignment List and clicks a contents entry: the lab's viewer scrolls to the
+question, its pane not blanked by the servers' frame-ancestors 'none'.
 Then: the gradebook and the export hold every student's right score; no student can read another's
 work, the instructor's course folder, the gradebook or the exchange's submissions, tried from their
 own terminal and their own kernel; a student's lab has no instructor tools and the instructor's
@@ -328,6 +330,7 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
 
             check_roles(teacher, students, base, covered)
             checklists = round_trip(teacher, students, course, covered)
+            check_feedback_contents(students[FEEDBACK_READER], covered)
             check_isolation(teacher, students, course, covered)
             check_formgrader(teacher, base, covered)
             browser.close()
@@ -452,6 +455,32 @@ def round_trip(teacher: Person, students: dict[str, Person], course: Path, cover
         student.shot("feedback")
     covered("each student fetched feedback from the Assignment List: exactly one file, byte for byte their own")
     return checklists
+
+
+FEEDBACK_READER, CONTENTS_ENTRY = "pthub-ben", "Q3 · Fix a dtype bug"  # the entry: out of sight at first
+
+
+def check_feedback_contents(student: Person, covered) -> None:
+    """As a student reads feedback: Assignment List -> (view feedback) -> the page, opened from the
+    file browser in the lab's HTML viewer; a contents entry clicked there scrolls to its question.
+    A link that navigated the viewer's frame to /files/ would meet frame-ancestors 'none': a blank pane."""
+    from playwright.sync_api import expect
+    panel = student.assignment_list()
+    panel.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
+    student.page.locator(".jp-DirListing-item", has_text=NOTEBOOK.replace(".ipynb", ".html")).dblclick()
+    viewer = student.page.locator(".jp-HTMLViewer:visible iframe")
+    expect(viewer).to_have_count(1)
+    frame = student.page.frame_locator(".jp-HTMLViewer:visible iframe")
+    heading = frame.locator(".nbgrader_cell .panel-heading", has_text=f"Checks of {CONTENTS_ENTRY}")
+    expect(heading).not_to_be_in_viewport()
+    frame.locator("#toc label.jump", has_text=CONTENTS_ENTRY).click()
+    expect(heading).to_be_in_viewport()
+    url = viewer.element_handle().content_frame().url
+    student.shot("feedback-contents-link")
+    assert url.startswith("blob:"), f"the contents entry navigated the viewer's frame to {url}"
+    expect(frame.locator("#toc label.jump").first).to_be_visible()  # the page, not a blank pane
+    covered(f"{student.name} opened their feedback from the Assignment List in the lab's viewer and clicked "
+            f"'{CONTENTS_ENTRY}' in its contents: its checks scrolled into view, the pane still shows the page")
 
 
 def check_validate(checklists: dict, covered) -> None:
