@@ -484,6 +484,13 @@ def half_done_answers() -> dict[str, str]:
 
 # ---- the tests ----
 
+def test_every_widget_table_entry_names_a_lesson(covered):
+    """A key that names no lesson (a renamed notebook) would leave its widgets silently unchecked."""
+    stale = sorted(set(WIDGETS) - {f"notebooks/{p.name}" for p in LESSONS})
+    assert not stale, f"WIDGETS names notebooks that are not lessons: {stale}"
+    covered(f"the widget table's {len(WIDGETS)} notebooks are all lessons")
+
+
 @pytest.mark.parametrize("lesson", [p.name for p in LESSONS])
 def test_lesson_runs_clean_and_its_widgets_work(lab_page, lesson, covered):
     _, summary = run_and_check(lab_page, f"notebooks/{lesson}", f"lesson-{Path(lesson).stem}")
