@@ -13,7 +13,8 @@
 - A test cell is judged outside the student's process where it can be (judge.py): it runs here,
   in the grader, and the student's kernel only answers with data what its names hold and what
   its functions return for the test's inputs; expected values never enter it. The grader's own
-  run of the solution decides which tests can (they pass there, and look only at values).
+  run of the solution (reference_run.py) decides which tests can (they pass there, and look only
+  at values).
 - A test cell that must run in the kernel (identities, storage, the autograd graph) and passed
   there only counts if the records its checks wrote hold up when re-checked here, outside the
   kernel (verify.py); where they part from the same cell's records in the grader's own run of
@@ -37,11 +38,11 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Float, Set
+from traitlets import Bool, Dict, Float
 
 from classgrader.class_run import staging
 from classgrader.in_kernel import protocol
-from classgrader.judging import answer_channel, judge, verify
+from classgrader.judging import answer_channel, judge, reference_run, verify
 from classgrader.kernels import sandbox
 from classgrader.kernels.kernel_zygote import ZYGOTE_ENV
 from classgrader.kernels.warm_kernel import WarmKernelManager
@@ -93,11 +94,10 @@ def copy_regular_files(source: str, target: str) -> None:
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
 # A test judged in the grader, or a shadow, asks the kernel many questions and does the test's
 # own work here: each answer may take one cell timeout (a call of the student's code, as a cell
-# may), the whole test this many before it counts as a hang. The grader's own
-# run of the solution takes even longer to count as one: what it establishes must not depend on
-# how busy the machine is.
+# may), the whole test this many before it counts as a hang. The grader's own run of the
+# solution scales its cell timeout further (reference_run.REFERENCE_TIMEOUTS): what it
+# establishes must not depend on how busy the machine is.
 GRADER_TIMEOUTS = 10
-REFERENCE_TIMEOUTS = 6
 # Kernels a student's answers may lose while the grader asks them (a function that hangs past
 # an interrupt, or kills its kernel): each costs a fresh kernel and a re-run of every kept cell,
 # so after this many the rest of the notebook is left ungraded (flagged) instead.
@@ -105,8 +105,7 @@ MAX_LOST_KERNELS = 2
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _private_mounts = []  # done once per process: see IsolatedExecute._workarea
 _plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
-_references = {}  # the same key -> (judged outside, {grade id: records}, {grade id: shadow checks},
-#                                   {grade id: why the grader's own run could not establish it})
+_references = {}  # the same key -> the grader's own run's reference_run.Reference
 
 
 # The cell nbclient is told it waits on while the kernel answers a test judged in the grader.
@@ -142,26 +141,26 @@ class IsolatedExecute(Execute):
                                   "explicit, insecure choice for machines that cannot sandbox.").tag(config=True)
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
-    making_reference = Bool(False, help="This run is the grader's own, of the source notebook")
-    classifying = Bool(False, help="The grader's own run: which tests can be judged outside the "
-                                   "kernel (they pass there for the solution)")
-    outside = Set(help="Grade ids of the tests judged outside the student's process")
     student_budget = Float(0, help="Seconds one student's notebook may take in all before its remaining "
                                    "cells are left ungraded and flagged (0: 20 cell timeouts)").tag(config=True)
 
     def preprocess(self, nb, resources, km=None):
+        """Grade a student's notebook against the grader's own run of its source (the reference)."""
         plan = self._plan(resources)
-        reference = None if self.making_reference else self._reference(plan)
+        self.reference = self._reference(plan)
+        self._execute(nb, resources, km, plan)
+        self._note_device(resources)
+        resources["course_flags"] = self.flags
+        return self.nb, self.resources
+
+    def _execute(self, nb, resources, km, plan) -> None:
+        """Run `nb` cell by cell in a kernel of its own (self.flags: what it showed); the part
+        a student's run and the grader's own share."""
         NotebookClient.__init__(self, nb, km)
-        if self.making_reference:  # the solution's run never races the machine
-            self.timeout = (self.timeout or 120) * REFERENCE_TIMEOUTS
-        self.observed, self.shadows, self.plan, self.reference = {}, {}, plan, None
-        self.incomplete = {}  # grade id -> why the grader's own run could not establish it
-        if reference is not None:
-            self.outside, self.reference, self.shadows, self.incomplete = reference
-        self.started, self.lost_kernels, self.given_up = time.monotonic(), 0, None
-        self.judged_outside, self.judge = set(), None
-        if plan is not None and (self.outside or self.shadows or self.classifying):
+        self.timeout = self._cell_timeout()
+        self.plan, self.started, self.lost_kernels, self.given_up = plan, time.monotonic(), 0, None
+        self.judge = None
+        if plan is not None and self._needs_judge():
             self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
@@ -181,10 +180,12 @@ class IsolatedExecute(Execute):
                 if fd is not None:
                     os.close(fd)
             self._remove_workarea()
-        if not self.making_reference:
-            self._note_device(resources)
-        resources["course_flags"] = self.flags
-        return self.nb, self.resources
+
+    def _cell_timeout(self):
+        return self.timeout
+
+    def _needs_judge(self) -> bool:
+        return bool(self.reference.outside or self.reference.shadows)
 
     def _note_device(self, resources) -> None:
         """Where this student's tests ran, as the grader expects it from what the sandbox gave
@@ -201,8 +202,6 @@ class IsolatedExecute(Execute):
     def _plan(self, resources) -> SourcePlan | None:
         """The source notebook of what is graded, read by the grader; None outside nbgrader, or
         when the source is not there."""
-        if self.making_reference:
-            return getattr(self, "_given_plan", None)
         info = resources.get("nbgrader", {})
         if not info.get("assignment") or not info.get("notebook"):
             return None
@@ -220,37 +219,21 @@ class IsolatedExecute(Execute):
             plan.key, plan.path, plan.data = key, path, data
         return _plans[key]
 
-    def _reference(self, plan) -> tuple[set, dict, dict] | None:
-        """(the tests judged outside the kernel, {grade id: records} of the others, {grade id:
-        the checks its shadow passes}) from the grader's own run of the source notebook, once per
-        worker and notebook. It tries each test that looks only at values outside the kernel,
-        against the solution; the tests that do not pass there run in its kernel, their records
-        are the reference, and their shadows (judge.Judge.shadow) say which of their checks the
-        grader can establish itself. (A failed try may have changed the kernel's random state:
-        each test run in a kernel is seeded first.)"""
+    def _reference(self, plan) -> reference_run.Reference | None:
+        """The grader's own run of the source notebook (reference_run.py), once per worker and
+        notebook; None without a source."""
         if plan is None:
             return None
         if plan.key not in _references:
             from classgrader.class_run import progress
             progress.preparing(f"the grader's own run of {os.path.basename(plan.path)}")
             try:
-                own = self._own_run(plan, classifying=True)
+                own = OwnRun(config=self.config)
+                own.log = self.log
+                _references[plan.key] = own.establish(plan)
             finally:
                 progress.prepared()
-            _references[plan.key] = (set(own.judged_outside), own.observed, own.shadows, own.incomplete)
-            for grade_id, why in own.incomplete.items():
-                self.log.warning("The grader's own run of %s could not establish %s: %s", plan.path, grade_id, why)
         return _references[plan.key]
-
-    def _own_run(self, plan, **options):
-        import nbformat
-        own = IsolatedExecute(config=self.config, making_reference=True, **options)
-        own.log, own._given_plan = self.log, plan
-        own.preprocess(nbformat.reads(plan.data.decode("utf-8"), as_version=4),
-                       {"metadata": {"path": os.path.dirname(plan.path)}})
-        if own.flags:
-            self.log.warning("The grader's own run of %s was flagged: %s", plan.path, own.flags)
-        return own
 
     # -- the sandbox ------------------------------------------------------------------------
     def _workarea(self) -> tuple[str, str | None]:
@@ -381,8 +364,8 @@ class IsolatedExecute(Execute):
         run and the student's, whatever ran before it (a test that failed halfway, a Try-it
         cell): their records then part only where the answers do."""
         try:
-            msg_id = await ensure_async(self.kc.execute(
-                f'__import__("autograder").seed_everything({judge.seed_of(grade_id)})', silent=True, store_history=False))
+            seeding = f'__import__("autograder").seed_everything({judge.seed_of(grade_id)})'
+            msg_id = await ensure_async(self.kc.execute(seeding, silent=True, store_history=False))
             await self.async_wait_for_reply(msg_id)
         except (DeadKernelError, CellTimeoutError):
             pass  # the test cell meets the same kernel next, and says what happened
@@ -448,29 +431,22 @@ class IsolatedExecute(Execute):
 
     # -- tests judged outside the kernel (judge.py) -----------------------------------------
     def _judged_here(self, grade_id) -> bool:
-        if self.judge is None or grade_id not in self.plan.tests:
-            return False
-        if self.classifying:
-            return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
-        return grade_id in self.outside
+        return self.judge is not None and grade_id in self.plan.tests and grade_id in self.reference.outside
 
     async def _judge_outside(self, cell, grade_id, kept) -> bool:
         """Run the source's test here (judge.py), in a thread, while the student's kernel
-        answers its questions (answer_channel.py). False when the grader's own run finds the test
-        cannot be judged here (it fails for the solution): it then runs in the kernel, as it will
-        for students."""
+        answers its questions (answer_channel.py); whether the cell is done with (_take_outside)."""
+        lost = None
         try:
             outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
-        except protocol.KernelLost as lost:
-            outputs = [_error_output(*lost.args)]
-            if self.classifying:
-                self.incomplete[grade_id] = f"the solution's test in the grader ended with {lost.args[0]}: {lost.args[1]}"
+        except protocol.KernelLost as error:
+            lost, outputs = error, [_error_output(*error.args)]
             await self._lost(lost, kept)
-        if self.classifying and any(o.output_type == "error" for o in outputs):
-            return False
+        return self._take_outside(cell, grade_id, outputs, lost)
+
+    def _take_outside(self, cell, grade_id, outputs, lost) -> bool:
+        """The outputs of a test judged outside are the cell's, whatever they say."""
         cell.outputs = outputs
-        if self.classifying:
-            self.judged_outside.add(grade_id)
         return True
 
     def _grader_seconds(self) -> float:
@@ -498,8 +474,9 @@ class IsolatedExecute(Execute):
             try:  # bounded even if the test's own work here never ends: the run goes on
                 result = await asyncio.wait_for(asyncio.shield(testing), 2 * seconds)
             except asyncio.TimeoutError:
-                raise protocol.KernelLost("TimeoutError", f"the grader's own work on this test went on past {2 * seconds:.0f} s "
-                                                       "and was abandoned; later cells were graded in a fresh kernel")
+                raise protocol.KernelLost(
+                    "TimeoutError", f"the grader's own work on this test went on past {2 * seconds:.0f} s "
+                    "and was abandoned; later cells were graded in a fresh kernel") from None
             channel.close()
             await serving
             return result
@@ -533,7 +510,7 @@ class IsolatedExecute(Execute):
         if getattr(lost, "kernel_alive", False):
             return
         self.lost_kernels += 1
-        if self.lost_kernels >= MAX_LOST_KERNELS and not self.making_reference:
+        if self.lost_kernels >= MAX_LOST_KERNELS:
             self._give_up(f"the kernel was lost {self.lost_kernels} times while the grader asked it "
                           f"({lost.args[0]}: {lost.args[1]})")
             return
@@ -548,21 +525,24 @@ class IsolatedExecute(Execute):
         so later cells meet the same kernel either way)."""
         if self.judge is None or grade_id not in self.plan.tests or any(o.output_type == "error" for o in cell.outputs):
             return
-        if not self.classifying and grade_id not in self.shadows:
+        if not self._shadowed(grade_id):
             return
+        lost = None
         try:
             passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id],
                                                    judge.seed_of(f"{grade_id} (shadow)"))
-        except protocol.KernelLost as lost:
-            passed, failed = [], [f"{lost.args[0]}: {lost.args[1]}"]
-            if self.classifying:
-                self.incomplete[grade_id] = f"the solution's shadow ended with {lost.args[0]}: {lost.args[1]}"
+        except protocol.KernelLost as error:
+            lost, passed, failed = error, [], [f"{error.args[0]}: {error.args[1]}"]
             await self._lost(lost, kept)
-        if self.classifying:
-            if passed:
-                self.shadows[grade_id] = (passed, failed)
-            return
-        expected_passes, expected_failures = self.shadows[grade_id]
+        self._take_shadow(cell, grade_id, passed, failed, lost)
+
+    def _shadowed(self, grade_id) -> bool:
+        return grade_id in self.reference.shadows
+
+    def _take_shadow(self, cell, grade_id, passed, failed, lost) -> None:
+        """The student's shadow against the solution's: a check the solution's passes and this
+        one does not fails the test (0, flagged)."""
+        expected_passes, expected_failures = self.reference.shadows[grade_id]
         missing = judge.missing_checks(expected_passes, passed)
         if not missing:
             return
@@ -580,10 +560,10 @@ class IsolatedExecute(Execute):
             msg_id = await ensure_async(self.kc.execute(channel.code, silent=True, store_history=False))
             await self.async_wait_for_reply(msg_id, ANSWERING)
         except DeadKernelError:
-            raise protocol.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, "
-                                   "exited, or ran out of memory); later cells were graded in a fresh kernel")
+            raise protocol.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, exited, "
+                                      "or ran out of memory); later cells were graded in a fresh kernel") from None
         except CellTimeoutError:
-            raise answer_channel.timed_out(self._grader_seconds())
+            raise answer_channel.timed_out(self._grader_seconds()) from None
 
     def _ask_from_thread(self, request: dict):
         """judge.Judge's way to the student's kernel, from the thread the test runs in."""
@@ -596,18 +576,12 @@ class IsolatedExecute(Execute):
 
     def _judge(self, cell, grade_id, entries):
         if any(o.output_type == "error" for o in cell.outputs):
-            if self.making_reference and self.plan is not None and grade_id in self.plan.tests:
-                error = next(o for o in cell.outputs if o.output_type == "error")
-                self.incomplete.setdefault(grade_id, f"the solution failed it ({error.ename}: {error.evalue[:200]})")
             return  # failed in the kernel: nbgrader scores it 0 as usual
-        if self.making_reference:
-            self.observed[grade_id] = entries
-            return
-        own = self.reference.get(grade_id) if self.reference is not None else None
-        if self.reference is not None and (own is None or grade_id in self.incomplete):
+        own = self.reference.records.get(grade_id) if self.reference is not None else None
+        if self.reference is not None and (own is None or grade_id in self.reference.incomplete):
             # Fail closed: without the grader's own account of this test, the kernel's word is all
             # there is, and that earns nothing.
-            why = self.incomplete.get(grade_id, "it recorded nothing there")
+            why = self.reference.incomplete.get(grade_id, "it recorded nothing there")
             self.flags.append((grade_id, f"review: the grader's own run of the solution could not establish this "
                                          f"test ({why}); it scores 0 until reviewed"))
             cell.outputs.append(_error_output(
@@ -624,3 +598,8 @@ class IsolatedExecute(Execute):
             cell.outputs.append(_error_output(
                 "UnverifiedResult", "this test passed inside your notebook but not when the grader "
                 "re-checked its results on its own; it scores 0 and was flagged for review"))
+
+
+class OwnRun(reference_run.ReferenceRun, IsolatedExecute):
+    """The grader's own run of a source notebook: IsolatedExecute's kernels, sandbox and judge,
+    with the reference's decisions (reference_run.py) in place of a student's."""

@@ -93,7 +93,8 @@ def test_root_never_writes_where_the_kernel_could(tmp_path, covered):
     folder = tmp_path / "autograded"
     folder.mkdir()
     (folder / "data.csv").write_text("a,b\n")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PLANT.format(target=str(target), folder=str(folder)))])
+    planting = nbformat.v4.new_code_cell(PLANT.format(target=str(target), folder=str(folder)))
+    nb = nbformat.v4.new_notebook(cells=[planting])
     execute = isolated_execute.IsolatedExecute(config=Config())
     execute.preprocess(nb, {"metadata": {"path": str(folder)}})
     printed = "".join(o.get("text", "") for o in nb.cells[0].outputs)
@@ -140,16 +141,19 @@ def test_a_test_the_graders_own_run_could_not_establish_fails_closed():
     solution could not complete (a timeout, a crash) earns nothing on the kernel's word alone,
     and says so for review; one whose reference is complete is judged on its records."""
     from nbformat.notebooknode import NotebookNode
+
+    from classgrader.judging.reference_run import Reference
     grader = isolated_execute.IsolatedExecute(config=Config())
-    grader.flags, grader.making_reference, grader.plan = [], False, None
+    grader.flags, grader.plan = [], None
     record = {"kind": "value", "name": "x", "got": {"plain": 1}, "expected": {"plain": 1}, "options": {}}
-    for incomplete, reference in (({"t": "the solution's shadow ended with TimeoutError: slow"}, {"t": [record]}),
-                                  ({}, {})):
-        grader.incomplete, grader.reference = incomplete, reference
+    for incomplete, records in (({"t": "the solution's shadow ended with TimeoutError: slow"}, {"t": [record]}),
+                                ({}, {})):
+        grader.reference = Reference(outside=set(), records=records, shadows={}, incomplete=incomplete)
         cell = NotebookNode(outputs=[])
         grader._judge(cell, "t", [record])
         assert [o.ename for o in cell.outputs] == ["UnverifiedResult"]
         assert "could not establish this test" in grader.flags[-1][1]
-    grader.incomplete, grader.reference, cell = {}, {"t": [record]}, NotebookNode(outputs=[])
+    grader.reference = Reference(outside=set(), records={"t": [record]}, shadows={}, incomplete={})
+    cell = NotebookNode(outputs=[])
     grader._judge(cell, "t", [record])
     assert cell.outputs == []

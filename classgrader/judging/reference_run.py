@@ -1,0 +1,93 @@
+"""The grader's own run of the source notebook: the reference each student's run is judged
+against (isolated_execute.py). The solution runs in a clean kernel, with the sandbox, restarts
+and audits a student's gets, and establishes
+
+- which tests the grader judges itself: those that look only at values (judge.observes_process)
+  and pass for the solution when judged outside the kernel;
+- the records the other tests' checks write in the kernel (verify.py compares a student's);
+- each such test's shadow: the value checks of it the grader can make itself (judge.Judge.shadow);
+- test by test, what it could not establish, and why. A student's test the reference could not
+  establish is flagged for review and scores 0 (IsolatedExecute._judge): never a pass.
+
+It never races the machine: a cell, or a question to its kernel, may take REFERENCE_TIMEOUTS
+times what a student's may; and it never gives up on the notebook (a lost kernel is replaced,
+and what it was doing is a test it could not establish)."""
+import os
+from typing import NamedTuple
+
+from classgrader.judging import judge
+
+REFERENCE_TIMEOUTS = 6
+
+
+class Reference(NamedTuple):
+    """What a student's run takes from the reference."""
+    outside: set  # grade ids of the tests judged outside the student's process
+    records: dict  # grade id -> what its checks recorded in the kernel, for the tests run there
+    shadows: dict  # grade id -> (the checks its shadow passes, the failures it reported)
+    incomplete: dict  # grade id -> why the reference could not establish it
+
+
+class ReferenceRun:
+    """The reference's part of a notebook run. It runs on IsolatedExecute's kernels, sandbox
+    and judge (isolated_execute.OwnRun mixes it in before them), and takes the decisions a
+    student's run takes otherwise: each method here stands for IsolatedExecute's own."""
+
+    def establish(self, plan) -> Reference:
+        """Run the source notebook `plan` (isolated_execute.SourcePlan) was read from."""
+        import nbformat
+        self.outside, self.records, self.shadows, self.incomplete = set(), {}, {}, {}
+        nb = nbformat.reads(plan.data.decode("utf-8"), as_version=4)
+        self._execute(nb, {"metadata": {"path": os.path.dirname(plan.path)}}, None, plan)
+        if self.flags:
+            self.log.warning("The grader's own run of %s was flagged: %s", plan.path, self.flags)
+        for grade_id, why in self.incomplete.items():
+            self.log.warning("The grader's own run of %s could not establish %s: %s", plan.path, grade_id, why)
+        return Reference(set(self.outside), self.records, self.shadows, self.incomplete)
+
+    def _cell_timeout(self):
+        return (self.timeout or 120) * REFERENCE_TIMEOUTS
+
+    def _needs_judge(self) -> bool:
+        return True  # every test that looks only at values is tried outside, every other shadowed
+
+    def _judged_here(self, grade_id) -> bool:
+        if self.judge is None or grade_id not in self.plan.tests:
+            return False
+        return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
+
+    def _take_outside(self, cell, grade_id, outputs, lost) -> bool:
+        """A test that fails for the solution outside the kernel runs in it, as it will for
+        students. (A failed try may have changed the kernel's random state: each test run in a
+        kernel is seeded first.)"""
+        if lost is not None:
+            self.incomplete[grade_id] = f"the solution's test in the grader ended with {lost.args[0]}: {lost.args[1]}"
+        if any(o.output_type == "error" for o in outputs):
+            return False
+        cell.outputs = outputs
+        self.outside.add(grade_id)
+        return True
+
+    def _judge(self, cell, grade_id, entries) -> None:
+        if any(o.output_type == "error" for o in cell.outputs):
+            if self.plan is not None and grade_id in self.plan.tests:
+                error = next(o for o in cell.outputs if o.output_type == "error")
+                self.incomplete.setdefault(grade_id, f"the solution failed it ({error.ename}: {error.evalue[:200]})")
+            return
+        self.records[grade_id] = entries
+
+    def _shadowed(self, grade_id) -> bool:
+        return True
+
+    def _take_shadow(self, cell, grade_id, passed, failed, lost) -> None:
+        if lost is not None:
+            self.incomplete[grade_id] = f"the solution's shadow ended with {lost.args[0]}: {lost.args[1]}"
+        if passed:
+            self.shadows[grade_id] = (passed, failed)
+
+    async def _lost(self, lost, kept) -> None:
+        """A kernel lost while the grader asked it is replaced, however often."""
+        if getattr(lost, "kernel_alive", False):
+            return
+        self.lost_kernels += 1
+        await self._recover(kept)
