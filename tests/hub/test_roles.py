@@ -35,13 +35,17 @@ def test_the_formgrader_opens_in_a_tab_of_its_own(tmp_path, covered):
 def test_the_assignment_list_finds_the_course_and_work_holds_only_assignments(tmp_path, monkeypatch, role, covered):
     """nbgrader's own Assignment List, as the lab's server runs it (JUPYTER_CONFIG_PATH=lab/ROLE,
     the lab serving the course folder): it lists the released assignment, fetches it into work/,
-    lists it fetched; work/ then holds that assignment's folder and nothing else."""
+    submits it and fetches its feedback; work/ holds that assignment's folder and nothing else."""
     from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
+    from nbgrader.utils import notebook_hash
     course = tmp_path / "course"
     course.mkdir()
     shutil.copy(ROOT / "nbgrader_config.py", course)
-    released = course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / "01_tensors"
-    shutil.copytree(ROOT / "release" / "01_tensors", released)  # what release_assignment puts there
+    exchange = course / "runtime" / "exchange" / "pytorch-fundamentals"
+    released = exchange / "outbound" / "01_tensors"
+    shutil.copytree(ROOT / "release" / "01_tensors", released)  # what release_assignment makes there
+    (exchange / "inbound").mkdir()
+    (exchange / "feedback").mkdir()
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "lab" / role))
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.jupyter of this machine's user
     monkeypatch.chdir(tmp_path)
@@ -54,9 +58,20 @@ def test_the_assignment_list_finds_the_course_and_work_holds_only_assignments(tm
     assert fetched["success"], fetched["value"]
     assert [(a["assignment_id"], a["status"]) for a in assignments.list_assignments()["value"]] == [
         ("01_tensors", "fetched")]
-    work = sorted(p.name for p in (course / "work").iterdir())
-    assert work == ["01_tensors"], f"work/ holds more than the fetched assignment: {work}"
     assert (course / "work" / "01_tensors" / "01_tensors.ipynb").read_bytes() == (
         released / "01_tensors.ipynb").read_bytes()
-    covered(f"{role}'s lab: nbgrader's Assignment List lists, fetches into work/ and lists as fetched with the "
-            f"course's settings from lab/{role}; work/ holds only 01_tensors")
+    submitted = assignments.submit_assignment("pytorch-fundamentals", "01_tensors")
+    assert submitted["success"], submitted["value"]
+    [inbound] = (exchange / "inbound").iterdir()
+    # The instructor's side, as release_feedback names a page: by the submission's secret.
+    secret = (inbound / "submission_secret.txt").read_text()
+    page = exchange / "feedback" / f"{notebook_hash(secret=secret, notebook_id='01_tensors')}.html"
+    page.write_text("<p>feedback</p>")
+    got = assignments.fetch_feedback("pytorch-fundamentals", "01_tensors")
+    assert got["success"], got["value"]
+    assert [p.read_text() for p in (course / "work" / "01_tensors" / "feedback").rglob("*.html")] == [
+        "<p>feedback</p>"]
+    work = sorted(p.name for p in (course / "work").iterdir())
+    assert work == ["01_tensors"], f"work/ holds more than the fetched assignment: {work}"
+    covered(f"{role}'s lab: nbgrader's Assignment List lists, fetches into work/, submits and fetches feedback "
+            f"with the course's settings from lab/{role}; work/ holds only 01_tensors")
