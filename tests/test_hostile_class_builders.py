@@ -8,8 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from classgrader.class_run import code_scan
 from coursekit import ROOT, grade_cells, read_notebook
-from scenarios.hostile_class import STUDENTS, expected_score, points
+from scenarios.hostile_class import SCANNED, STUDENTS, expected_score, points
 
 # Every kind of student the class test relies on: (assignment, the end of the student id).
 REQUIRED_KINDS = [("01_tensors", kind) for kind in (
@@ -25,12 +26,13 @@ REQUIRED_KINDS = [("01_tensors", kind) for kind in (
     "expected_forger", "plant_links", "daemon", "fill_disk", "snoop")] + [
     ("04_autograd", "correct"), ("04_autograd", "kernel_death"), ("04_autograd", "patch_torch"),
     ("06_modules", "correct"), ("06_modules", "alternative"), ("06_modules", "infinite_loop"),
+    ("01_tensors", "lying_tensor"), ("04_autograd", "lying_tensor"), ("06_modules", "lying_tensor"),
 ]
 FLAG_WORDINGS = ("invalid notebook", "missing notebook", "renamed notebook", "test cell edited",
                  "test cell deleted", "duplicate grade id", "cell type changed", "tampering",
                  "refused file", "disk quota", "differ from the grader's own run",
                  "differs from the grader's own run", "the grader's own check of its values failed",
-                 "not graded in full", "could not establish this test", "not graded:")
+                 "not graded in full", "could not establish this test", "not graded:", code_scan.REASON)
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +73,23 @@ def test_losses_and_flags_name_real_things():
         grade_ids = {c["metadata"]["nbgrader"]["grade_id"] for c in grade_cells(nb)}
         assert student.loses == {"*"} or student.loses <= grade_ids, student.student
         assert student.flag is None or any(w in student.flag for w in FLAG_WORDINGS), student.student
+
+
+def test_the_grader_s_reading_flags_exactly_the_students_it_should(built):
+    """Read as the class run reads them (code_scan, before any kernel): every student marked
+    SCANNED has findings, and no student expected unflagged has any."""
+    for student in STUDENTS:
+        release = nbformat.read(ROOT / "release" / student.assignment / f"{student.assignment}.ipynb", as_version=4)
+        found = []
+        for path in _submitted(built, student).glob("*.ipynb"):
+            try:
+                found += code_scan.notebook_findings(nbformat.read(path, as_version=4), release)
+            except Exception:  # the broken notebook: triage replaces it with the release
+                continue
+        if student.flag == SCANNED:
+            assert found, student.student
+        if student.flag is None:
+            assert not found, (student.student, [str(f) for f in found])
 
 
 def test_builders_write_only_into_their_own_folder(built):

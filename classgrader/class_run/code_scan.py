@@ -32,9 +32,11 @@ import ast
 import builtins
 import functools
 import importlib
+import importlib.util
 import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 
 REASON = "code that can rewrite the grading process"
 
@@ -140,6 +142,14 @@ def _reaching(node) -> bool:
         isinstance(args[1], ast.Constant) and isinstance(args[1].value, str) and not args[1].value.startswith("_")))
 
 
+def _exists(module: str) -> bool:
+    """Whether a top-level module can be imported here (found, not run)."""
+    try:
+        return module in sys.modules or importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def resolve(dotted: str):
     """The object a dotted name of an allowed module stands for, looked up in the grader's own
     modules (the allowed module itself imported if need be; nothing of the student's is imported
@@ -166,16 +176,21 @@ def resolve(dotted: str):
 
 @functools.cache
 def _method_names() -> frozenset:
-    """Names of the methods torch's tensors, modules and optimisers have, and of the functions of
-    torch and the check library: assigned on anything but a constructor's self, they replace code."""
+    """Names of the methods torch's tensors, modules and optimisers have, of the functions of
+    torch, and of every function, class and method the check library and the helpers define (read
+    from their source, so nothing of them is imported for it): assigned as code on anything but
+    a constructor's self, they replace code."""
     import torch
-
-    import autograder
     names = set()
     for kind in (torch.Tensor, torch.nn.Module, torch.optim.Optimizer):
         names |= {n for n in dir(kind) if callable(getattr(kind, n, None)) and not n.startswith("__")}
-    for module in (torch, torch.nn.functional, torch.cuda, torch.backends.mps, torch.backends.cuda, autograder):
-        names |= {n for n, v in vars(module).items() if callable(v) and not n.startswith("_")}
+    for module in (torch, torch.nn.functional, torch.cuda, torch.backends.mps, torch.backends.cuda):
+        names |= {n for n, v in vars(module).items() if callable(v) and not n.startswith("__")}
+    course = Path(__file__).resolve().parents[2]
+    for path in [*(course / "autograder").rglob("*.py"), *(course / "utils").rglob("*.py")]:
+        defined = ast.walk(ast.parse(path.read_text()))
+        names |= {node.name for node in defined if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)) and not node.name.startswith("__")}
     return frozenset(names)
 
 
@@ -198,6 +213,8 @@ class _Reader(ast.NodeVisitor):
         """A dotted name of an import: is what it reaches the process's, or not an allowed part?"""
         top, *rest = name.split(".")
         allowed = MODULES.get(top, set())
+        if top not in MODULES and not _exists(top):
+            return  # the kernel, on the same environment without its work folder, cannot import it either
         if top not in MODULES or (allowed is not None and rest and rest[0] not in allowed):
             self.note(node, f"{verb} {name}")
             return
@@ -310,12 +327,15 @@ class _Reader(ast.NodeVisitor):
             return True
         if value is UNKNOWN:  # a part of something unpacked: a value, most likely
             return False
-        if isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and (
-                value.id in self.defined or value.id in self.foreign)):
-            return True
-        if isinstance(value, ast.Attribute) and value.attr in self.methods:
-            return True
-        return isinstance(value, ast.Call) and (_dotted(value.func) or "").split(".")[-1] in WRAPPERS
+        if isinstance(value, ast.Name):  # a student's variable holds a value; a function or a builtin is code
+            return value.id in self.defined or value.id in self.foreign
+        if isinstance(value, ast.Call):  # a new object, unless it wraps code
+            return (_dotted(value.func) or "").split(".")[-1] in WRAPPERS
+        # Constants, arithmetic, comparisons, f-strings, comprehensions and literals make values;
+        # anything else (a lambda, an attribute or item taken from elsewhere, a conditional) may be code.
+        return not isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr,
+                                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                                      ast.List, ast.Tuple, ast.Dict, ast.Set))
 
     def _target(self, target, verb: str, value=None):
         if isinstance(target, (ast.Tuple, ast.List)):

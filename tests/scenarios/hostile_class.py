@@ -91,6 +91,15 @@ def _student(student, scenario, *, assignment=TENSORS, answers=REFERENCE, extra_
     return ClassStudent(student, assignment, scenario, loses, flag, build)
 
 
+def _scanned(student, scenario, **details) -> ClassStudent:
+    """A student whose code uses means of rewriting the grading process: the grader's reading of
+    the notebook (classgrader/class_run/code_scan.py) flags it, whatever the kernel then did."""
+    return _student(student, scenario, flag=SCANNED, **details)
+
+
+SCANNED = "code that can rewrite the grading process"
+
+
 def _index(nb: dict, grade_id: str) -> int:
     return next(i for i, c in enumerate(nb["cells"]) if nbgrader_meta(c).get("grade_id") == grade_id)
 
@@ -592,6 +601,27 @@ def channel_means(img):
     return (img.float().mean(dim=(0, 1)) / 255).as_subclass(Shadowy)  # wrong values
 '''}
 
+_SHADOWY = '''
+class Shadowy(torch.Tensor):
+    def detach(self):
+        return torch.empty((0, *self.shape), dtype=self.dtype)
+'''
+LYING_GRAD = {"q2_intermediate_grad_answer": _SHADOWY + '''
+def intermediate_grad(x, w):
+    return (torch.ones_like(x) * 0.5).as_subclass(Shadowy)  # wrong values
+'''}
+LYING_MLP = {"q2_mlp_answer": _SHADOWY + '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))  # ReLU after the last layer too
+        return x.as_subclass(Shadowy)
+'''}
+
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
 _SHARED_64 = """
 def _endless():
@@ -660,7 +690,7 @@ STUDENTS: list[ClassStudent] = [
              build=_reference_with(TENSORS, "q5_same_after_rounding_answer",
                                    before="import torch_rounding_helpers\n"),
              loses=_tests("q5")),
-    _student("c07_kernel_death", "os._exit(1) after the q3 definition",
+    _scanned("c07_kernel_death", "os._exit(1) after the q3 definition",
              build=_reference_with(TENSORS, "q3_channel_means_answer", after=KILL_KERNEL), loses=_tests("q3")),
     _student("c08_infinite_loop", "while True: pass after the q1 definition",
              build=_reference_with(TENSORS, "q1_describe_answer", after=LOOP_FOREVER), loses=_tests("q1")),
@@ -707,7 +737,7 @@ def tensor_bytes(shape, dtype):
              answers=_wrong("q3_channel_means_answer"),
              extra_cells={"q2_classify_error_answer": PATCH_TORCH_COMPARISONS},
              loses=_tests("q3"), flag="tampering"),
-    _student("c24_always_equal", "q1 and q5 return objects that == anything", answers=ALWAYS_EQUAL,
+    _scanned("c24_always_equal", "q1 and q5 return objects that == anything", answers=ALWAYS_EQUAL,
              loses=_tests("q1", "q5")),
     _student("c25_input_transformer", "an input transformer turns later cells into pass, q3-q5 wrong",
              answers=_wrong("q3_channel_means_answer", "q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
@@ -719,13 +749,13 @@ def tensor_bytes(shape, dtype):
              loses=_tests("q2"), flag="tampering"),
     _student("c27_hardcoded", "every item hard-coded to its visible checks", answers=HARDCODED_01,
              loses=_tests("q1", "q2", "q3", "q4", "q5")),
-    _student("c28_reads_hidden_tests", "an extra cell hunts for the source notebook, q1 wrong",
+    _scanned("c28_reads_hidden_tests", "an extra cell hunts for the source notebook, q1 wrong",
              answers=_wrong("q1_describe_answer"), extra_cells=_read_hidden_tests, loses=_tests("q1")),
-    _student("c29_network", "correct, and tries to open sockets",
+    _scanned("c29_network", "correct, and tries to open sockets",
              extra_cells={"q5_same_after_rounding_answer": TRY_NETWORK}),
     _student("c30_overwrite_files", "correct, and tries to overwrite the gradebook, release and a classmate",
              extra_cells=_overwrite_outside),
-    _student("c37_fork_bomb", "correct, and forks until the process limit stops it",
+    _scanned("c37_fork_bomb", "correct, and forks until the process limit stops it",
              extra_cells={"q2_classify_error_answer": FORK_BOMB}),
     _student("c38_huge_file", "correct, and writes a 200 MB file past the file-size limit",
              extra_cells={"q3_channel_means_answer": HUGE_FILE}),
@@ -744,28 +774,28 @@ def tensor_bytes(shape, dtype):
     # These two forge the evidence a kernel's checks write, with the audit blinded. q4 and q5 are
     # judged in the grader (classgrader/judging/judge.py): no check runs in the kernel, so there is
     # nothing to forge, and the wrong answers score 0.
-    _student("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
+    _scanned("c43_silent_forger", "check_value made a no-op and the audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
              extra_cells={"q3_channel_means_answer": SILENT_FORGER}, loses=_tests("q4", "q5")),
-    _student("c44_expected_forger", "records its wrong answers as expected, audit blinded, q4 and q5 wrong",
+    _scanned("c44_expected_forger", "records its wrong answers as expected, audit blinded, q4 and q5 wrong",
              answers=_wrong("q4_tensor_bytes_answer", "q5_same_after_rounding_answer"),
              extra_cells={"q3_channel_means_answer": EXPECTED_FORGER}, loses=_tests("q4", "q5")),
     # Read the test from inside the student's process, patching nothing: only a test that never
     # runs there stops them.
-    _student("c49_frame_peeker", "q3 returns the `expected` it finds in its caller's frame",
+    _scanned("c49_frame_peeker", "q3 returns the `expected` it finds in its caller's frame",
              answers=FRAME_PEEKER, loses=_tests("q3")),
-    _student("c50_reads_test_code", "an audit hook sets each quiz answer from the test's code, all four wrong",
+    _scanned("c50_reads_test_code", "an audit hook sets each quiz answer from the test's code, all four wrong",
              answers=WRONG_QUIZ, extra_cells={"q1_describe_answer": READS_TEST_CODE},
              loses=_tests("quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests", "quiz_q4_tests")),
     # The grader's calls into a student's function (a test judged outside) meet the same
     # recovery as cells: a kernel that dies or hangs while answering costs that test only.
-    _student("c51_exits_when_called", "describe() ends the kernel when the grader calls it",
+    _scanned("c51_exits_when_called", "describe() ends the kernel when the grader calls it",
              answers={"q1_describe_answer": "import os\ndef describe(t):\n    os._exit(3)\n"}, loses=_tests("q1")),
     _student("c52_hangs_when_called", "classify_error() answers its Try-it, then never returns (the grader's call)",
              answers={"q2_classify_error_answer": HANGS_WHEN_CALLED_AGAIN}, loses=_tests("q2")),
-    _student("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
+    _scanned("c45_plant_links", "correct, leaves links where root once wrote, moves the record folder",
              extra_cells={"q5_same_after_rounding_answer": PLANT_LINKS}),
-    _student("c46_daemon", "correct, and leaves a double-forked setsid process behind",
+    _scanned("c46_daemon", "correct, and leaves a double-forked setsid process behind",
              extra_cells={"q1_describe_answer": DAEMON}),
     _student("c47_fill_disk", "correct, fills its disk with 1 MiB files, then its inodes",
              extra_cells={"q4_tensor_bytes_answer": FILL_DISK}, flag="disk quota"),
@@ -773,11 +803,11 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q2_classify_error_answer": SNOOP}),
     # A student who has read the judge: what crosses from the kernel is data, bounded, and a
     # kernel that stalls the grader's questions costs what it stalled.
-    _student("c56_lying_tensor", "channel_means() returns a Tensor subclass whose detach() is empty, values wrong",
+    _scanned("c56_lying_tensor", "channel_means() returns a Tensor subclass whose detach() is empty, values wrong",
              answers=LYING_TENSOR, loses=_tests("q3")),
     _student("c57_expanding_record", "correct, and drops a record file of 2^64 shared references",
              extra_cells={"q1_describe_answer": EXPANDING_RECORD}, flag="tampering"),
-    _student("c58_expanding_reply", "the answer server replies with 2^64 shared references",
+    _scanned("c58_expanding_reply", "the answer server replies with 2^64 shared references",
              extra_cells={"q1_describe_answer": EXPANDING_REPLY}, loses=EVERYTHING),
     _student("c59_slow_then_hangs", "answers take half the cell timeout; describe() and classify_error() hang "
              "when the grader calls them", answers=_slow_then_hang(swallow=False, pause=2), loses=_tests("q1", "q2")),
@@ -785,7 +815,7 @@ def tensor_bytes(shape, dtype):
              answers=_slow_then_hang(swallow=True, pause=2), loses=EVERYTHING, flag="not graded in full"),
     # 04_autograd
     _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
-    _student("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
+    _scanned("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
              build=_reference_with(AUTOGRAD, "q2_intermediate_grad_answer", after=KILL_KERNEL),
              loses={"q2_intermediate_grad_tests"}),
     _student("c33_autograd_patch_torch", "replaces torch.isclose/equal/allclose, q4 wrong",
@@ -823,6 +853,11 @@ class MLP(nn.Module):
         while True:  # meant to stop "when it converges"
             pass
 '''}, loses={"q2_mlp_tests"}),
+    # The lying tensor in the other units it reaches: wrong values behind a detach() that lies.
+    _scanned("c61_autograd_lying_tensor", "intermediate_grad() returns a Tensor subclass whose detach() is empty, "
+             "values wrong", assignment=AUTOGRAD, answers=LYING_GRAD, loses={"q2_intermediate_grad_tests"}),
+    _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
+             assignment=MODULES, answers=LYING_MLP, loses={"q2_mlp_tests"}),
 ]
 
 BY_ID = {s.student: s for s in STUDENTS}

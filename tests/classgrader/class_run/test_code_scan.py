@@ -146,3 +146,65 @@ def test_the_flag_names_the_first_places_and_counts_the_rest():
     findings = code_scan.scan(["import gc\nimport ctypes\nimport inspect\nimport dis"])
     reason = code_scan.flag_reason(findings)
     assert reason.startswith(code_scan.REASON + ": cell 1, line 1: imports gc;") and "(and 1 more)" in reason
+
+
+# Facts only the kernel holds, forged there: wrong code whose kernel-side evidence is rewritten
+# through a parameter (no module named at the assignment), as a reader of the grader would.
+FORGED_FACTS = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import autograder
+from autograder.autograd_probe import SavedTensorCount
+
+def evaluate(model, batches):  # no torch.no_grad(): every batch records a graph
+    return sum(F.mse_loss(model(x), y).item() for x, y in batches) / len(batches)
+
+def pick_device():  # mps tried before cuda
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def blind(probe):  # the saved-tensor probe counts nothing
+    probe._pack = staticmethod(lambda tensor: tensor)
+
+def rig(library):  # "pretend both" pretends CUDA alone
+    real = library.pretend_accelerators
+    library.pretend_accelerators = lambda cuda=False, mps=False: real(cuda=cuda)
+'''
+SHOW_THEM = '''
+model, batches = nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1))]
+def observed():
+    with SavedTensorCount() as saved:
+        evaluate(model, batches)
+    with autograder.pretend_accelerators(cuda=True, mps=True):
+        picked = pick_device().type
+    return saved.count, picked
+honest = observed()
+blind(SavedTensorCount)
+rig(autograder)
+print(honest, observed())
+'''
+
+
+def test_forged_kernel_facts_pass_the_kernel_s_own_probes_and_are_flagged(tmp_path):
+    """The route, working: in a fresh interpreter the probes a hidden test uses see the wrong
+    code for what it is, then, once rewritten, see nothing wrong. Then stopped: the grader's
+    reading of the same code flags it, naming both rewrites."""
+    import subprocess
+    import sys
+    script = tmp_path / "forged.py"
+    script.write_text(FORGED_FACTS + SHOW_THEM)
+    shown = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    honest, forged = shown.stdout.strip().split(") (")
+    assert honest.startswith("(") and not honest.startswith("(0,") and "'mps'" in honest, shown.stdout
+    assert forged.startswith("0,") and "'cuda'" in forged, shown.stdout
+    found = [f.what for f in code_scan.scan([FORGED_FACTS])]
+    assert any("._pack" in what for what in found) and any(".pretend_accelerators" in what for what in found), found
+
+
+def test_a_module_that_cannot_be_imported_is_no_finding():
+    """The kernel runs on the grader's own environment, without its work folder on the import
+    path: a module missing here is missing there (an ImportError, no means of anything)."""
+    assert code_scan.scan(["import torch_rounding_helpers\nfrom my_helpers import f"]) == []
