@@ -56,7 +56,7 @@ def test_a_graded_part_off_the_gpu_fails_whatever_it_scored(capsys):
     rows = [("01_tensors", "hidden tests", "cuda", "passed", 1.0, ""),
             ("01_tensors", "class: solved", "cpu", "passed", 1.0, ""),
             ("sandbox", "sandbox", "cpu", "passed", 1.0, ""),
-            ("09_silent_symptoms", "lesson", "cpu", "passed", 1.0, "")]
+            ("09_silent_symptoms_lesson", "lesson", "cpu", "passed", 1.0, "")]
     assert gpu_check.report(rows, "cuda", 4.0) == 1
     table = capsys.readouterr().out.splitlines()
     assert "graded on cpu, expected cuda" in table[2] and "FAILED" in table[2] and "FAILED" in table[3]
