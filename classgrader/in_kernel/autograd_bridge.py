@@ -21,7 +21,7 @@ TENSORS = (torch.Tensor, torch.nn.Parameter)  # what portable() sends as data, n
 
 def tensors_in(value):
     """The tensors in nested lists, tuples and dicts, in order (modules are not looked into)."""
-    return (node for _, node in walk.nodes(value) if type(node) in TENSORS)
+    return (node for node in walk.values(value) if type(node) in TENSORS)
 
 
 def _from_graph(tensor) -> bool:

@@ -2,7 +2,8 @@
 dicts (a dict's values, under their keys), DEPTH levels down at most; below that, and for any
 other value, a value is taken whole.
 
-    nodes(value)              (path, value) for the value and every value in it, in order
+    values(value)             the value and every value in it, in order
+    nodes(value)              the same, each with its path (the keys and indices to it)
     rebuilt(value, change)    the value built again of the same kinds, with what change() replaced
 
 Which containers a walk opens is `into`'s say: `exactly` the built-in kinds alone (what a call's
@@ -22,18 +23,39 @@ def loosely(value) -> bool:
 
 
 def _items(container):
-    return container.items() if isinstance(container, dict) else enumerate(container)
+    return iter(container.items() if isinstance(container, dict) else enumerate(container))
+
+
+def values(value, into=exactly):
+    """`value` and every value in it, each container before what it holds, in order."""
+    yield value
+    stack = [iter(value.values() if isinstance(value, dict) else value)] if into(value) else []
+    while stack:  # an iterator a level, not recursion: the same order, a fixed cost a value
+        for node in stack[-1]:
+            yield node
+            if len(stack) < DEPTH and into(node):
+                stack.append(iter(node.values() if isinstance(node, dict) else node))
+                break
+        else:
+            stack.pop()
 
 
 def nodes(value, into=exactly):
-    """(path, node) for `value` (path []) and every value in it, each container before what it
-    holds, in the containers' order; a path is the keys and indices that lead to its node."""
-    stack = [([], value)]
+    """(path, node) for what values() meets: a path is the keys and indices that lead to its
+    node from `value` (whose path is [])."""
+    yield [], value
+    path, stack = [], ([_items(value)] if into(value) else [])
     while stack:
-        path, node = stack.pop()
-        yield path, node
-        if len(path) < DEPTH and into(node):
-            stack.extend(reversed([(path + [key], item) for key, item in _items(node)]))
+        for key, node in stack[-1]:
+            yield path + [key], node
+            if len(stack) < DEPTH and into(node):
+                path.append(key)
+                stack.append(_items(node))
+                break
+        else:
+            stack.pop()
+            if path:
+                path.pop()
 
 
 def rebuilt(value, change):

@@ -213,7 +213,7 @@ def _by_code(function) -> tuple:
 
 def _flat(value):
     """Every value in nested lists, tuples and dicts, their subclasses too."""
-    return (node for _, node in walk.nodes(value, _opened))
+    return walk.values(value, _opened)
 
 
 def _opened(node) -> bool:

@@ -19,6 +19,13 @@ def test_nodes_come_containers_first_in_order_with_the_keys_that_lead_to_them():
     assert next(walk.nodes(data)) == ([], data)
 
 
+def test_values_meets_what_nodes_meets_in_the_same_order():
+    inner = [5]
+    data = ([1, {"a": inner, "b": (inner, 2)}], {}, nested(walk.DEPTH + 3), "s")
+    assert list(walk.values(data)) == [node for _, node in walk.nodes(data)]
+    assert [node for node in walk.values(data) if node is inner] == [inner, inner]  # met at each place
+
+
 def test_a_dicts_values_are_walked_never_its_keys():
     assert [node for _, node in walk.nodes({("k", 1): "v"})][1:] == ["v"]
 
@@ -28,6 +35,7 @@ def test_nodes_go_depth_levels_down_and_take_what_is_below_whole():
     assert at_limit[-1] == "bottom"
     past = [(path, node) for path, node in walk.nodes(nested(walk.DEPTH + 1))]
     assert len(past[-1][0]) == walk.DEPTH and past[-1][1] == ["bottom"]
+    assert list(walk.values(nested(walk.DEPTH + 1)))[-1] == ["bottom"]
 
 
 def test_exactly_opens_the_builtin_kinds_alone_and_loosely_their_subclasses_too():
@@ -35,6 +43,7 @@ def test_exactly_opens_the_builtin_kinds_alone_and_loosely_their_subclasses_too(
     for value in (Pair(1, 2), OrderedDict(a=1)):
         assert [node for _, node in walk.nodes(value)] == [value]
         assert [node for _, node in walk.nodes(value, walk.loosely)][1:] == [1, 2][:len(value)]
+        assert list(walk.values(value)) == [value] and list(walk.values(value, walk.loosely))[1:] == [1, 2][:len(value)]
 
 
 def test_rebuilt_builds_each_kind_again_around_what_change_replaced():
