@@ -45,7 +45,8 @@ MODULES = {name: None for name in (
     "torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools",
     "dataclasses", "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile",
     "io", "matplotlib", "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap",
-    "pprint", "warnings", "argparse", "operator", "autograder", "utils", "tqdm", "PIL", "numbers", "shutil", "hashlib")}
+    "pprint", "warnings", "argparse", "operator", "__future__", "autograder", "utils", "tqdm", "PIL", "numbers",
+    "shutil", "hashlib")}
 MODULES |= {
     "os": {"path", "makedirs", "mkdir", "listdir", "scandir", "walk", "remove", "unlink", "rename", "replace",
            "rmdir", "getcwd", "stat", "sep", "linesep", "cpu_count", "environ", "fspath", "PathLike", "getpid"},
@@ -64,6 +65,11 @@ REACHES_PROCESS = ("torch._C", "torch._dynamo", "torch._ops", "torch._subclasses
                    "torch.serialization.add_safe_globals", "torch.serialization.safe_globals", "numpy.ctypeslib",
                    "operator.setitem", "operator.delitem", "operator.methodcaller",
                    "autograder.trace", "autograder.grading_kernel", "autograder.validate", "autograder.integrity")
+# Settings an answer may assign, the documented way to choose them.
+SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
+            "torch.backends.cudnn.allow_tf32", "torch.backends.cuda.matmul.allow_tf32"}
+# Magics that only time, show or plot: what they run is the student's code, read like the rest.
+PLAIN_MAGICS = {"time": True, "timeit": True, "matplotlib": False, "pprint": False, "precision": False}
 # Builtins that run, reach or change code and namespaces by name (getattr, setattr and vars:
 # see _Reader.visit_Call for the uses that stay plain).
 REFLECTION = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
@@ -272,9 +278,32 @@ class _Reader(ast.NodeVisitor):
             return  # the whole chain at once
         self.generic_visit(node)
 
+    def _magic(self, node) -> bool:
+        """get_ipython().run_line_magic("timeit", "f(x)") and its cell form, for a plain magic:
+        the code it runs read as the cell's own."""
+        func, args = node.func, node.args
+        if not (isinstance(func, ast.Attribute) and func.attr in ("run_line_magic", "run_cell_magic") and
+                isinstance(func.value, ast.Call) and _dotted(func.value.func) == "get_ipython" and
+                len(args) >= 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)):
+            return False
+        if args[0].value not in PLAIN_MAGICS:
+            return False
+        for code in (a.value for a in args[1:]) if PLAIN_MAGICS[args[0].value] else ():
+            try:
+                tree = ast.parse(python_of(code))
+            except SyntaxError:
+                continue
+            for inner in ast.walk(tree):
+                if hasattr(inner, "lineno"):
+                    inner.lineno = node.lineno
+            self.visit(tree)
+        return True
+
     def visit_Call(self, node):
         func, args = node.func, node.args
         name = func.id if isinstance(func, ast.Name) else None
+        if self._magic(node):
+            return
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
         if name == "getattr" and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
@@ -351,7 +380,8 @@ class _Reader(ast.NodeVisitor):
             if _reaching(root):
                 self.note(target, f"{verb} {shown} through {root.func.id}()")
             elif isinstance(root, ast.Name) and root.id in self.foreign:
-                self.note(target, f"{verb} {shown}, which belongs to {root.id}")
+                if self.full(_dotted(target) or "") not in SETTINGS:
+                    self.note(target, f"{verb} {shown}, which belongs to {root.id}")
             elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
                     not (self._in_constructor() and _is_self(target.value, self)):
                 self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")

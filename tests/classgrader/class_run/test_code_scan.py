@@ -37,7 +37,8 @@ ROUTES = {
     "code made from text": ("exec('import s' + 'ys')", "uses exec"),
     "a computed name on a module": ("import torch\nT = getattr(torch, 'Ten' + 'sor')", "uses getattr"),
     "a module's namespace written": ("import torch\nvars(torch)['no_grad'] = None", "through vars()"),
-    "a tensor that is not a tensor": ("import torch\nclass Liar(torch.Tensor):\n    pass", "a subclass of torch.Tensor"),
+    "a tensor that is not a tensor": ("import torch\nclass Liar(torch.Tensor):\n    pass",
+                                      "a subclass of torch.Tensor"),
     "a class that says it is another": ("class A:\n    @property\n    def __class__(self):\n        return int",
                                         "its own __class__"),
     "equality that always holds": ("class A:\n    def __eq__(self, other):\n        return True", "its own __eq__"),
@@ -109,8 +110,13 @@ torch._foreach_mul_([torch.ones(1)], 0.5)
 name = type(model).__name__
 input = torch.zeros(3)
 input[0] = 1
+torch.backends.cudnn.benchmark = True
 '''
     assert code_scan.scan([code]) == []
+    assert code_scan.scan(["from __future__ import annotations", "import torch\nmodel = torch.nn.Linear(2, 1)",
+                           "%timeit model(torch.zeros(1, 2))",
+                           "%%time\ny = model(torch.zeros(1, 2))", "%matplotlib inline"]) == []
+    assert code_scan.scan(["%timeit exec('1')"])  # what a plain magic runs is read too
 
 
 def test_the_release_cells_are_the_course_s_own_and_not_read():
