@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 sys.path.append(str(ROOT / "tests"))
 
-from classgrader import accelerator, cgroup, graded_device, sandbox  # noqa: E402  (light: no torch)
+from classgrader.judging import graded_device  # noqa: E402  (light: no torch)
+from classgrader.kernels import accelerator, cgroup, sandbox  # noqa: E402
 from coursekit import ASSIGNMENTS, LESSONS, build_submission, read_notebook, tool_env, write_notebook  # noqa: E402
 
 CELL_TIMEOUT = 600

@@ -16,7 +16,9 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       v                                                                |  relay (kernel_relay.py):
     grade worker (grade_worker.py), one per core and one more          |  one Unix socket per kernel
       |  real `nbgrader autograde` over its shard                      |
-      |  sanitize pass: flags.FindStructuralProblems                   |
+      |  sanitize pass: flags.FindStructuralProblems (and code_scan:   |
+      |     the student's code read for means of rewriting the grading |
+      |     process, before any kernel)                                |
       |     -> notebook metadata "course_flags" (nbgrader runs the     |
       |        sanitize and autograde passes as two conversions; the   |
       |        notebook is the only thing that crosses between them)   |
@@ -58,11 +60,13 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
 
 Who runs what, as folders: cli.py and arguments.py (the command table, run by ./course);
 commands/ (generate, report, export, bundle and the nbgrader steps they use); class_run/ (the
-class run, its grade workers, triage, flags, outcomes, progress); judging/ (in each worker: the
-execute step, the judge, the re-checks); kernels/ (the zygote, relays, kept kernels, sandbox,
-cgroups, accelerators); in_kernel/ (what a student's kernel imports, and all of classgrader it
-can see: the audit, the answer server, the protocol both ends speak, the kernel halves of
-identity, autograd and graph replay, the bounds on what crosses).
+class run, its grade workers, triage, the reading of the student's code, flags, outcomes,
+progress); judging/ (in each worker: the execute step, the grader's own run of the solution
+(reference_run.py), the judge, the re-checks); kernels/ (the zygote, relays, kept kernels,
+sandbox, cgroups, accelerators); in_kernel/ (what a student's kernel imports, and all of
+classgrader it can see: the audit, the answer server, the protocol both ends speak, the one
+walker over nested data, the kernel halves of identity, autograd and graph replay, the bounds on
+what crosses).
 
 Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
 """

@@ -88,21 +88,15 @@ def _read_exactly(connection, size: int) -> bytes | None:
     return b"".join(parts)
 
 
-def _needs_torch(data) -> bool:
-    if isinstance(data, dict):
-        return any(_needs_torch(v) for v in data.values())
-    if isinstance(data, (list, tuple)):
-        return any(_needs_torch(v) for v in data)
-    return isinstance(data, (torch.Tensor, bytes))
-
-
 def dumps(data) -> bytes:
-    """portable() data (or a request made of it) as a frame's payload."""
-    if not _needs_torch(data):
+    """portable() data (or a request made of it) as a frame's payload: JSON refuses exactly what
+    needs torch.save (a tensor, bytes), so it is tried first."""
+    try:
         return b"J" + json.dumps(data).encode()
-    buffer = io.BytesIO()
-    torch.save(data, buffer)
-    return b"T" + buffer.getvalue()
+    except TypeError:
+        buffer = io.BytesIO()
+        torch.save(data, buffer)
+        return b"T" + buffer.getvalue()
 
 
 def loads(payload: bytes):
