@@ -4,7 +4,9 @@ watches, so that a test file that starts sandboxed kernels without the `kernels`
 /proc to see, so the watch listens to the kernel's process events instead (the netlink proc
 connector: root only; elsewhere it sees nothing, and nothing is sandboxed there either)."""
 import ctypes
+import errno
 import os
+import select
 import socket
 import struct
 import threading
@@ -55,7 +57,6 @@ class KernelWatch:
 
     def __init__(self):
         self.seen = ""
-        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="kernel-watch", daemon=True)
 
     def __enter__(self):
@@ -66,27 +67,38 @@ class KernelWatch:
             _only_uid_events(self._sock)
             self._sock.bind((0, CN_IDX_PROC))
             _listen(self._sock, PROC_CN_MCAST_LISTEN)
-            self._sock.settimeout(0.2)
         except OSError:
             self._sock = None  # not root: no sandbox here either
             return self
+        self._sock.setblocking(False)
+        self._wake, self._woken = os.pipe()
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         if self._sock is not None:
-            self._stop.set()
+            os.write(self._woken, b"x")  # ends the watch now: a timeout would cost each file its length
             self._thread.join()
             self._sock.close()
+            os.close(self._wake), os.close(self._woken)
 
     def _watch(self):
-        while not self._stop.is_set():
+        while True:
+            ready, _, _ = select.select([self._sock, self._wake], [], [])
+            self._read_queued()
+            if self._wake in ready:
+                return  # every event of the watched time was queued by then: the kernel sends them as they happen
+
+    def _read_queued(self) -> None:
+        while True:
             try:
                 data = self._sock.recv(65536)
-            except socket.timeout:
-                continue
-            except OSError:  # ENOBUFS: events were dropped in a burst; go on with the next
-                continue
+            except BlockingIOError:
+                return
+            except OSError as error:
+                if error.errno == errno.ENOBUFS:  # events were dropped in a burst; go on with the next
+                    continue
+                return
             self._event(data)
 
     def _event(self, data: bytes) -> None:
