@@ -21,6 +21,11 @@ INSTRUCTOR_ONLY = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-ass
 NEWS = "@jupyterlab/apputils-extension:announcements"
 
 
+# The copy shares this checkout's .venv: ./course there must use it as it is, never rebuild it
+# for the copy (that would point its editable install at a folder about to be deleted).
+SHARED_ENV = {**os.environ, "COURSE_KEEP_ENV": "1"}
+
+
 @pytest.fixture
 def course(tmp_path):
     for name in ("course", "requirements.txt", "pyproject.toml", "nbgrader_config.py"):
@@ -45,8 +50,8 @@ def lab_config(course, *args) -> tuple[dict, str]:
     """Start ./course lab ARGS, read its page config and where / leads, stop it."""
     port = free_port()
     server = subprocess.Popen(["./course", "lab", *args, "--no-browser", "--port", str(port), "--ip", "127.0.0.1",
-                               "--", f"--IdentityProvider.token={TOKEN}"], cwd=course, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+                               "--", f"--IdentityProvider.token={TOKEN}"], cwd=course, env=SHARED_ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         for _ in range(240):
             try:
@@ -96,8 +101,8 @@ def test_course_submit_refuses_what_nbgrader_would_send(course, covered):
     nbgrader(course, "submit", "01_tensors")
     sent = sorted(inbound.iterdir())
     assert len(sent) == 1 and (sent[0] / "01_tensors.ipynb").read_bytes() == corrupt
-    done = subprocess.run(["./course", "submit", "01_tensors"], cwd=course, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(["./course", "submit", "01_tensors"], cwd=course, env=SHARED_ENV, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith(
         "course: not submitted: work/01_tensors/01_tensors.ipynb is not a readable notebook (broken JSON"), done.stderr
     assert sorted(inbound.iterdir()) == sent and notebook.read_bytes() == corrupt

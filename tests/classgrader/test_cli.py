@@ -3,6 +3,7 @@ exit 2, before anything heavy: run for real through ./course in a copy of the co
 no .venv (reaching the environment would build one, which the check below sees)."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -91,6 +92,18 @@ def test_the_student_bundle_has_no_instructor_commands(course):
     (course / "classgrader" / "class_run" / "classroom.py").unlink()
     refused_in_one_line(course, "autograde 02_devices", "course: autograde is an instructor's command; this copy "
                         "of the course is the student bundle, which has no grading pipeline")
+
+
+def test_a_copy_sharing_an_environment_never_rebuilds_it(course):
+    """COURSE_KEEP_ENV (what a test's copy of the course sets): an environment built from other
+    requirements is refused in one line, and nothing is built."""
+    for name in ("requirements.txt", "pyproject.toml"):
+        shutil.copy2(ROOT / name, course / name)
+    done = subprocess.run(["./course", "lab"], cwd=course, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "COURSE_KEEP_ENV": "1"})
+    assert (done.returncode, done.stderr) == (1, "course: .venv was built from other requirements; "
+                                                 "run ./course setup where it belongs\n"), done.stderr
+    assert not (course / ".venv").exists()
 
 
 def test_help_lists_every_command_and_needs_nothing_built(course):
