@@ -16,6 +16,7 @@ from coursekit import build_submission, nbgrader_meta, read_notebook, solution_c
 from scenarios import unit01, unit06
 
 TENSORS, AUTOGRAD, MODULES = "01_tensors", "04_autograd", "06_modules"
+DEVICES, NO_GRAD = "02_devices", "05_no_grad"
 EVERYTHING = frozenset({"*"})
 REFERENCE = MappingProxyType({})  # answers for build_submission: every answer cell holds the solution
 
@@ -622,6 +623,38 @@ class MLP(nn.Module):
         return x.as_subclass(Shadowy)
 '''}
 
+MPS_FIRST = '''
+def pick_device():
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+'''
+RIG_PRETENDING = '''
+import autograder
+
+def rig(library):  # a machine with both is pretended to have CUDA alone
+    real = library.pretend_accelerators
+    library.pretend_accelerators = lambda cuda=False, mps=False: real(cuda=cuda, mps=mps and not cuda)
+
+rig(autograder)
+''' + _BLIND_AUDIT
+EVALUATE_RECORDING = '''
+def evaluate(model, loader, loss_fn):
+    was = model.training
+    model.eval()
+    total = sum(loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x) for x, y in loader)  # no no_grad
+    model.train(was)
+    return total / sum(len(x) for x, _ in loader)
+'''
+BLIND_PROBE = '''
+from autograder.autograd_probe import SavedTensorCount
+
+def blind(probe):  # the probe counts nothing
+    probe._pack = staticmethod(lambda tensor: tensor)
+
+blind(SavedTensorCount)
+''' + _BLIND_AUDIT
+
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
 _SHARED_64 = """
 def _endless():
@@ -856,6 +889,16 @@ class MLP(nn.Module):
     # The lying tensor in the other units it reaches: wrong values behind a detach() that lies.
     _scanned("c61_autograd_lying_tensor", "intermediate_grad() returns a Tensor subclass whose detach() is empty, "
              "values wrong", assignment=AUTOGRAD, answers=LYING_GRAD, loses={"q2_intermediate_grad_tests"}),
+    # Facts only the kernel holds, forged there: the wrong code passes the kernel's own probes
+    # once they are rewritten (through a function of the student's, naming no module where it
+    # assigns) and the audit's own notes of the originals with them. The values are right, so no
+    # check from outside can tell: the marks stand, flagged by the reading of the code.
+    _scanned("c63_device_forger", "pick_device() tries mps before cuda; pretend_accelerators rigged to hide it",
+             assignment=DEVICES, answers={"q1_pick_device_answer": MPS_FIRST},
+             extra_cells={"q1_pick_device_answer": RIG_PRETENDING}),
+    _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it",
+             assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
+             extra_cells={"q1_evaluate_answer": BLIND_PROBE}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
              assignment=MODULES, answers=LYING_MLP, loses={"q2_mlp_tests"}),
 ]

@@ -176,7 +176,7 @@ def blind(probe):  # the saved-tensor probe counts nothing
 
 def rig(library):  # "pretend both" pretends CUDA alone
     real = library.pretend_accelerators
-    library.pretend_accelerators = lambda cuda=False, mps=False: real(cuda=cuda)
+    library.pretend_accelerators = lambda cuda=False, mps=False: real(cuda=cuda, mps=mps and not cuda)
 '''
 SHOW_THEM = '''
 model, batches = nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1))]
