@@ -7,8 +7,12 @@ import shutil
 import subprocess
 import zipfile
 
+import pytest
+
 from classgrader.commands.bundle import make_bundle
 from coursekit import HIDDEN_BLOCK, LESSONS, RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, read_notebook, source_text
+
+pytestmark = pytest.mark.early(9)  # it builds an environment of its own
 
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
