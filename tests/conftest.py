@@ -42,25 +42,37 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
 
 
+LOCK_WAITS = "kernel-lock-waits.txt"  # in the run's temporary folder, one line per wait
+
+
 # Under pytest-xdist (./course test) test files run two at a time. tests/test_class_grading.py
 # asserts that no kernel process is left anywhere on the machine once its class is graded, so
-# while its tests run no other file may have sandboxed kernels alive: each test of a file marked
-# `exclusive_kernels` holds an exclusive lock, and each file marked `kernels` a shared one for
-# its whole module (fixtures included). The exclusive file's own grading (its module fixture)
-# may overlap theirs. One lock file per run. A file that starts a sandboxed kernel without the
-# mark fails (kernel_watch), so none escapes the lock unseen.
+# while its tests run no other file may have sandboxed kernels alive: a file marked
+# `exclusive_kernels` holds an exclusive lock from its first test to its end, and each file marked
+# `kernels` a shared one for its whole module (fixtures included). The exclusive file's own grading
+# (its module fixture) may overlap theirs. Taken once, not per test: between two tests another
+# worker's next kernel-starting file would get the lock, and the exclusive file wait for all of it.
+# One lock file per run. A file that starts a sandboxed kernel without the mark fails
+# (kernel_watch), so none escapes the lock unseen.
 
 
-def _kernel_lock(tmp_path_factory, exclusive: bool):
+def _kernel_lock(request, tmp_path_factory, exclusive: bool):
     import fcntl
+    import time
     folder = tmp_path_factory.getbasetemp().parent  # the run's workers share it
     handle = open(folder / "sandboxed-kernels.lock", "a")
+    start = time.monotonic()
     # A turnstile: flock lets new shared holders in while an exclusive one waits, so a worker
     # going from one kernel-starting file to the next could keep test_class_grading waiting for
     # ever. Whoever waits for the lock holds the turnstile, so the next file waits behind it.
     with open(folder / "sandboxed-kernels.turnstile", "a") as turnstile:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    waited = time.monotonic() - start
+    if waited >= 1:  # a test worker idle meanwhile: the run's summary says where (pytest_terminal_summary)
+        with open(folder / LOCK_WAITS, "a") as log:
+            log.write(f"{request.config.workerinput['workerid']} waited {waited:.0f} s for the kernel lock "
+                      f"before {request.node.nodeid}\n")
     return handle  # released when closed
 
 
@@ -71,13 +83,16 @@ def _marked(request, name: str) -> bool:
 @pytest.fixture(scope="module", autouse=True)
 def _kernels_running(request, tmp_path_factory):
     if _marked(request, "exclusive_kernels"):
-        yield  # its tests take the lock alone (below); its own grading may overlap others'
+        held = []  # its first test takes the lock alone (below); its own grading may overlap others'
+        yield held
+        for handle in held:
+            handle.close()
         return
     if _marked(request, "kernels"):
         if not hasattr(request.config, "workerinput"):
             yield  # not under xdist: one file at a time anyway
             return
-        with _kernel_lock(tmp_path_factory, exclusive=False):
+        with _kernel_lock(request, tmp_path_factory, exclusive=False):
             yield
         return
     from kernel_watch import KernelWatch
@@ -89,14 +104,15 @@ def _kernels_running(request, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _no_other_kernels(request, tmp_path_factory):
+def _no_other_kernels(request, tmp_path_factory, _kernels_running):
     if not _marked(request, "exclusive_kernels") or not hasattr(request.config, "workerinput"):
         yield
         return
     if "graded" in request.fixturenames:  # its class is graded first, alongside whatever else runs
         request.getfixturevalue("graded")
-    with _kernel_lock(tmp_path_factory, exclusive=True):
-        yield
+    if not _kernels_running:
+        _kernels_running.append(_kernel_lock(request, tmp_path_factory, exclusive=True))
+    yield
 
 
 def pytest_runtest_logreport(report):
@@ -104,10 +120,15 @@ def pytest_runtest_logreport(report):
         _covered.extend(text for key, text in report.user_properties if key == "covered")
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     if _covered:
         terminalreporter.section("what the tests covered")
         for line in _covered:
+            terminalreporter.write_line(line)
+    waits = config._tmp_path_factory.getbasetemp() / LOCK_WAITS  # the workers' folders lie in it
+    if config.pluginmanager.hasplugin("dsession") and waits.exists():
+        terminalreporter.section("test workers idle, waiting for the kernel lock")
+        for line in waits.read_text().splitlines():
             terminalreporter.write_line(line)
 
 
