@@ -29,7 +29,8 @@ from classgrader.kernels.kernel_zygote import Zygote
 
 # Everything the workers import, loaded here once before they are forked. This module itself
 # imports none of it at the top: a class run starts its zygote first, and both load at once.
-GRADING_STACK = ["nbgrader.apps", "classgrader.judging.isolated_execute", "classgrader.class_run.flags", "classgrader.class_run.grade_worker"]
+GRADING_STACK = ["nbgrader.apps", "classgrader.judging.isolated_execute", "classgrader.class_run.flags",
+                 "classgrader.class_run.grade_worker"]
 
 
 def default_workers() -> int:
@@ -41,7 +42,8 @@ def default_workers() -> int:
 
 
 PREPARING = 5  # the grader's own run of the solution may hold a worker this many student allowances
-WORKER_MEMORY = 6 * 2**30  # one grading worker: nbgrader, torch and one student's test data (c.ClassRun.worker_memory_bytes)
+# One grading worker: nbgrader, torch and one student's test data (c.ClassRun.worker_memory_bytes).
+WORKER_MEMORY = 6 * 2**30
 
 
 def student_seconds(config) -> float:
@@ -60,7 +62,8 @@ def _how_it_ended(status: int) -> str:
     """A worker's end, as waitpid's status says it."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        return f"killed by {signal.Signals(number).name}" if number in signal.Signals._value2member_map_ else f"signal {number}"
+        known = number in signal.Signals._value2member_map_
+        return f"killed by {signal.Signals(number).name}" if known else f"signal {number}"
     return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
@@ -317,8 +320,8 @@ class ClassRun:
         if info is None:
             return
         flags = [{"item": None, "reason": reason} for reason in info["flags"]] + event["flags"]
-        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags,
-                                                              "seconds": event["seconds"], "device": event.get("device")}))
+        record = {"key": info["key"], "flags": flags, "seconds": event["seconds"], "device": event.get("device")}
+        write_atomically(self.done_path(student), json.dumps(record))
         self.graded += 1
         mark = f"flagged: {flags[0]['reason'][:90]}" if flags else "ok"
         self.out.write(f"\r\033[K  {student:<32} graded in {event['seconds']:5.1f} s  {mark}\n")

@@ -15,6 +15,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils
 from traitlets import Bool
 
+
 def _validate():
     """autograder.validate, which needs only the standard library: loaded from its file where the
     autograder package (which imports torch, 2.5 s) is not loaded yet, as in generate_feedback."""

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.modules.setdefault("rfc3987_syntax", None)  # before nbformat imports jsonschema
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp
-from nbgrader.converters import GenerateAssignment, NbGraderException
+from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp  # noqa: E402 (after the line above)
+from nbgrader.converters import GenerateAssignment, NbGraderException  # noqa: E402
+from sqlalchemy import event  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
 
 
 @event.listens_for(Engine, "connect")

@@ -111,6 +111,7 @@ def write_csv(path: str, rows: list[list[str]]) -> None:
 def export(root: str, chosen: str, to: str) -> int:
     """Write the `chosen` format's CSV to `to`; the number of students in it."""
     from nbgrader.api import Gradebook
+
     from classgrader.commands.course import load_course
     with Gradebook(load_course(root).db_url) as gradebook:
         rows = (canvas_rows if chosen == "canvas" else moodle_rows)(gradebook)

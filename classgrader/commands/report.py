@@ -19,6 +19,7 @@ import json
 import os
 import statistics
 import sys
+import types
 from collections import Counter
 
 GRADING = os.path.join("runtime", "grading")
@@ -160,7 +161,8 @@ def _misconceptions(students: dict, named: dict) -> list[dict]:
     for student, info in students.items():
         for entry in info["entries"]:
             if entry.get("misconception"):
-                hit = hits.setdefault(entry["misconception"], {"students": set(), "items": set(), "examples": Counter()})
+                hit = hits.setdefault(entry["misconception"],
+                                      {"students": set(), "items": set(), "examples": Counter()})
                 hit["students"].add(student)
                 hit["items"].add(entry.get("exercise") or entry["item"])
                 hit["examples"][entry.get("message") or ""] += 1
@@ -214,6 +216,7 @@ def _grading(records: dict, students: dict) -> dict:
 
 def _svg(figure) -> str:
     import io
+
     import matplotlib.pyplot as plt
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight",  # no date or creator: the same data, the same page
@@ -223,7 +226,7 @@ def _svg(figure) -> str:
     return text[text.index("<svg"):]  # without the XML prolog and doctype: inline in HTML
 
 
-def _plots() -> "module":
+def _plots() -> types.ModuleType:
     import matplotlib
     matplotlib.use("Agg")
     matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "course-report"})
@@ -269,7 +272,8 @@ def kinds_plot(summary: dict) -> str:
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 68em; color: #222; padding: 0 1em; }
-h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { font-size: 1.15em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
+h1 { font-size: 1.5em; margin-bottom: .2em; }
+h2 { font-size: 1.15em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
 .lead { color: #555; margin-top: 0; }
 table { border-collapse: collapse; width: 100%; margin: .5em 0; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #eee; vertical-align: top; }
@@ -384,7 +388,8 @@ def _grading_section(grading) -> str:
 
 def render_index(summaries: list[dict]) -> str:
     rows = "".join(
-        f"<tr><td><a href='{_e(s['assignment'])}.html'>{_e(s['assignment'])}</a></td><td class='n'>{s['class_size']}</td>"
+        f"<tr><td><a href='{_e(s['assignment'])}.html'>{_e(s['assignment'])}</a></td>"
+        f"<td class='n'>{s['class_size']}</td>"
         f"<td class='n'>{statistics.fmean(t['percent'] for t in s['totals'].values()) if s['totals'] else 0:.0f}%</td>"
         f"<td>{_e(s['misconceptions'][0]['name']) if s['misconceptions'] else ''}</td>"
         f"<td class='n'>{len(s['look'])}</td></tr>" for s in summaries)

@@ -69,8 +69,8 @@ class AnswerChannel:
             reply = read_frame(connection)
         except TimeoutError:
             if self.per_answer < left:
-                raise timed_out(self.per_answer, "the answer to one of its questions")
-            raise timed_out(self.seconds)
+                raise timed_out(self.per_answer, "the answer to one of its questions") from None
+            raise timed_out(self.seconds) from None
         except OSError:
             reply = None
         if reply is None:

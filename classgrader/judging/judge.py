@@ -59,7 +59,9 @@ def _grad_context(node) -> bool:
 
 def _called_name(node: ast.Call) -> str | None:
     function = node.func
-    return function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
+    if isinstance(function, ast.Name):
+        return function.id
+    return function.attr if isinstance(function, ast.Attribute) else None
 
 
 def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
@@ -222,7 +224,8 @@ class _Shadow(ast.NodeTransformer):
     def _guarded(self, statement):
         return ast.Try(body=[statement], handlers=[ast.ExceptHandler(
             type=ast.Name("Exception", ast.Load()), name="__course_error__",
-            body=[ast.Expr(ast.Call(ast.Name(SHADOW_FAILED, ast.Load()), [ast.Name("__course_error__", ast.Load())], []))])],
+            body=[ast.Expr(ast.Call(ast.Name(SHADOW_FAILED, ast.Load()),
+                                    [ast.Name("__course_error__", ast.Load())], []))])],
             orelse=[], finalbody=[])
 
     def _statements(self, body):
@@ -234,8 +237,10 @@ class _Shadow(ast.NodeTransformer):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 result.append(statement)  # a helper keeps raising as the test wrote it
                 continue
-            if any(isinstance(node, ast.Call) and _called_name(node) in PROCESS_SETTINGS for node in ast.walk(statement)) \
-                    and not isinstance(statement, (ast.For, ast.While, ast.If, ast.Try, ast.With, ast.AsyncWith)):
+            sets_process = any(isinstance(node, ast.Call) and _called_name(node) in PROCESS_SETTINGS
+                               for node in ast.walk(statement))
+            compound = isinstance(statement, (ast.For, ast.While, ast.If, ast.Try, ast.With, ast.AsyncWith))
+            if sets_process and not compound:
                 continue
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(statement, field, None), list) and getattr(statement, field):

@@ -9,9 +9,7 @@ import torch
 
 from autograder import checks, quiz, trace
 from autograder.checks import GradingError
-
 from classgrader.in_kernel import bounds
-
 
 MAX_RECORD_BYTES = 64 * 2**20
 

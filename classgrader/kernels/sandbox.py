@@ -380,7 +380,8 @@ def _libc_call(name: str, *args) -> None:
 
 
 def _mount(source, target, fstype, flags, options=None) -> None:
-    encode = lambda text: ctypes.c_char_p(None if text is None else os.fsencode(text))
+    def encode(text):
+        return ctypes.c_char_p(None if text is None else os.fsencode(text))
     _libc_call("mount", encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(options))
 
 
