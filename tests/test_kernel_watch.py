@@ -39,6 +39,6 @@ def test_a_private_uid_process_of_another_family_is_not_seen():
 def test_the_files_that_grade_in_sandboxed_kernels_are_marked():
     """Those that grade through a class run, nbgrader's autograde or the lab's Validate."""
     for name in ("test_class_grading.py", "test_exchange_flow.py", "test_autograde_e2e_a.py",
-                 "classgrader/test_classroom.py", "browser/test_browser.py", "hub/test_hub.py"):
+                 "classgrader/class_run/test_classroom.py", "browser/test_browser.py", "hub/test_hub.py"):
         text = (ROOT / "tests" / name).read_text()
         assert "pytest.mark.kernels" in text or "pytest.mark.exclusive_kernels" in text, name
