@@ -350,6 +350,8 @@ class ClassRun:
                            f"was removed with runtime/?): run ./course generate {self.assignment}, then grade again\n")
             return 2
         if pending:
+            if self.zygote.failed():  # before seconds of imports for workers that could not start kernels
+                raise ZygoteGone(self.zygote.failed())
             for name in GRADING_STACK:
                 __import__(name)
             failed = self.grade(pending)
