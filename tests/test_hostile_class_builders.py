@@ -27,7 +27,7 @@ REQUIRED_KINDS = [("01_tensors", kind) for kind in (
     ("04_autograd", "correct"), ("04_autograd", "kernel_death"), ("04_autograd", "patch_torch"),
     ("06_modules", "correct"), ("06_modules", "alternative"), ("06_modules", "infinite_loop"),
     ("01_tensors", "lying_tensor"), ("04_autograd", "lying_tensor"), ("06_modules", "lying_tensor"),
-    ("02_devices", "device_forger"), ("05_no_grad", "evaluate_forger"),
+    ("02_devices", "device_forger"), ("05_no_grad", "evaluate_forger"), ("02_devices", "lying_tensor"),
 ]
 FLAG_WORDINGS = ("invalid notebook", "missing notebook", "renamed notebook", "test cell edited",
                  "test cell deleted", "duplicate grade id", "cell type changed", "tampering",

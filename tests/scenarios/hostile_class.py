@@ -611,6 +611,24 @@ LYING_GRAD = {"q2_intermediate_grad_answer": _SHADOWY + '''
 def intermediate_grad(x, w):
     return (torch.ones_like(x) * 0.5).as_subclass(Shadowy)  # wrong values
 '''}
+LYING_MOVE = {"q2_move_to_answer": _SHADOWY + '''
+class Elsewhere(Shadowy):
+    @property
+    def device(self):
+        return _asked_for[-1]
+
+_asked_for = [torch.device("cpu")]
+
+def move_to(batch, device):
+    _asked_for.append(torch.device(device))
+    if isinstance(batch, torch.Tensor):
+        return batch.as_subclass(Elsewhere)  # not moved
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+'''}
 LYING_MLP = {"q2_mlp_answer": _SHADOWY + '''
 class MLP(nn.Module):
     def __init__(self, sizes):
@@ -899,6 +917,8 @@ class MLP(nn.Module):
     _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it",
              assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
              extra_cells={"q1_evaluate_answer": BLIND_PROBE}),
+    _scanned("c65_devices_lying_tensor", "move_to() moves nothing; the tensors it returns say they are on the "
+             "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
              assignment=MODULES, answers=LYING_MLP, loses={"q2_mlp_tests"}),
 ]
