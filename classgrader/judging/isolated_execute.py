@@ -220,17 +220,29 @@ class IsolatedExecute(Execute):
         return _plans[key]
 
     def _reference(self, plan) -> reference_run.Reference | None:
-        """The grader's own run of the source notebook (reference_run.py), once per worker and
-        notebook; None without a source."""
+        """The grader's own run of the source notebook (reference_run.py): once per course,
+        source, grader and machine (reference_store.py), kept in memory by each worker; None
+        without a source."""
         if plan is None:
             return None
         if plan.key not in _references:
             from classgrader.class_run import progress
+            from classgrader.judging import reference_store
+            root = CourseDirectory(config=self.config).root
+            key = reference_store.digest(plan.data, os.path.join(root, "nbgrader_config.py"), {
+                "timeout": self.timeout, "sandbox": self.use_sandbox, "limits": dict(self.limits),
+                "reference_timeouts": reference_run.REFERENCE_TIMEOUTS})
+            store = reference_store.Store(os.path.join(root, "runtime", "grading", "references"), key)
             progress.preparing(f"the grader's own run of {os.path.basename(plan.path)}")
             try:
-                own = OwnRun(config=self.config)
-                own.log = self.log
-                _references[plan.key] = own.establish(plan)
+                with store.locked():  # another worker computing it: wait for it, then read it
+                    reference = store.load()
+                    if reference is None:
+                        own = OwnRun(config=self.config)
+                        own.log = self.log
+                        reference = own.establish(plan)
+                        store.save(reference)
+                _references[plan.key] = reference
             finally:
                 progress.prepared()
         return _references[plan.key]
