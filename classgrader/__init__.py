@@ -23,7 +23,8 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |        sanitize and autograde passes as two conversions; the   |
       |        notebook is the only thing that crosses between them)   |
       |  autograde pass: isolated_execute.IsolatedExecute ------------+
-      |     - once per worker and notebook, the grader's own run of the source notebook in a
+      |     - the grader's own run of the source notebook (once per course, source and grader,
+      |       kept for every worker: reference_store.py) in a
       |       kernel no student code ever touched: which tests it can judge itself (they pass
       |       for the solution when judged outside, judge.py) -> those, and the reference
       |       records of the tests that stay in the kernel
