@@ -17,8 +17,9 @@ answer in this course needs none of the means such rewriting takes:
   reached through type() or a computed getattr, of a method's name on anything but a
   constructor's self, mutating calls on a module's tables;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
-  comparison, truth, conversion or attribute lookup; session switches left on (grad mode,
-  default device), the session's history (In, Out, _i), names the notebook never defines, and
+  comparison, truth, conversion or attribute lookup; a builtin or a helper of the course's own
+  cells redefined as code (the tests would call it); grad mode or a default switched anywhere
+  but for a block; the session's history (In, Out, _i), names the notebook never defines, and
   unpickling (torch.load(weights_only=False), allow_pickle=True).
 
 Every code cell the student wrote or changed is read (never run) after IPython's own
@@ -202,9 +203,11 @@ def _method_names() -> frozenset:
 
 class _Reader(ast.NodeVisitor):
     def __init__(self, foreign: set[str], bound: set[str], imported: dict[str, str], methods: frozenset,
-                 defined: set[str]):
+                 defined: set[str], protected: set[str]):
         self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
         self.defined = defined  # the functions and classes the notebook defines
+        self.protected = protected  # builtins, and the names the course's own cells define
+        self.blocks = set()  # calls that open a block (a with's items, decorators): not switches
         self.found, self.functions = [], []  # the functions the visit is inside, innermost last
 
     def note(self, node, what: str):
@@ -304,6 +307,7 @@ class _Reader(ast.NodeVisitor):
         name = func.id if isinstance(func, ast.Name) else None
         if self._magic(node):
             return
+        self._switch(node)
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
         if name == "getattr" and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
@@ -339,11 +343,23 @@ class _Reader(ast.NodeVisitor):
             self.note(node, "unpickles with allow_pickle, which runs code from the file")
         self.generic_visit(node)
 
-    def visit_Expr(self, node):
-        call = node.value
-        if isinstance(call, ast.Call) and (_dotted(call.func) or "").split(".")[-1] in SESSION_SWITCHES:
-            self.note(node, f"switches {_dotted(call.func)} for the rest of the session")
+    def visit_With(self, node):
+        self.blocks.update(id(item.context_expr) for item in node.items)  # with torch.no_grad(): a block
         self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def _switch(self, node) -> None:
+        """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
+        the rest of the session, the tests' code included."""
+        if (_dotted(node.func) or "").split(".")[-1] in SESSION_SWITCHES and id(node) not in self.blocks:
+            self.note(node, f"switches {_dotted(node.func)} for the rest of the session")
+
+    def _rebinds(self, node, name: str, value) -> None:
+        """A builtin, or a name the course's own cells define (a helper the tests call), made code
+        of the student's at the top of a cell: the tests would call it instead."""
+        if not self.functions and name in self.protected and self._is_code(value):
+            self.note(node, f"redefines {name}, which the tests call, as code of its own")
 
     # --- changing what is not the student's -----------------------------------------------
     def _in_constructor(self) -> bool:
@@ -389,6 +405,8 @@ class _Reader(ast.NodeVisitor):
     def visit_Assign(self, node):
         for target in node.targets:
             self._target(target, "assigns to", node.value if len(node.targets) == 1 else UNKNOWN)
+            if isinstance(target, ast.Name):
+                self._rebinds(node, target.id, node.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node):
@@ -405,6 +423,8 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _function(self, node):
+        self._rebinds(node, node.name, None)
+        self.blocks.update(id(decorator) for decorator in node.decorator_list)  # @torch.no_grad()
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
         self.functions.append((node.name, in_class, first[0].arg if first else None))
@@ -415,6 +435,7 @@ class _Reader(ast.NodeVisitor):
 
     # --- classes that pretend -------------------------------------------------------------
     def visit_ClassDef(self, node):
+        self._rebinds(node, node.name, None)
         for base in node.bases:
             name = _dotted(base) or ""
             if name.split(".")[-1] in TENSOR_CLASSES:
@@ -493,9 +514,10 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     return bound, foreign, imported
 
 
-def scan(sources: list[str], given: set[str] = frozenset()) -> list[Finding]:
+def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[str] = frozenset()) -> list[Finding]:
     """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
-    `given` (the cells the course itself wrote, as released)."""
+    `given` (the cells the course itself wrote, as released); `course_names`: what the course's
+    own cells (not the answers' stubs) define, which the tests call."""
     trees = _trees(sources)
     bound, foreign, imported = _names(trees)
     bound |= set(dir(builtins)) | {"display"}
@@ -509,7 +531,7 @@ def scan(sources: list[str], given: set[str] = frozenset()) -> list[Finding]:
     for index, (source, tree) in enumerate(zip(sources, trees)):
         if tree is None or source.strip() in given:
             continue
-        reader = _Reader(foreign, bound, imported, methods, defined)
+        reader = _Reader(foreign, bound, imported, methods, defined, set(dir(builtins)) | set(course_names))
         reader.visit(tree)
         found += [Finding(index, line, what) for line, what in sorted(set(reader.found))]
     return found
@@ -517,9 +539,27 @@ def scan(sources: list[str], given: set[str] = frozenset()) -> list[Finding]:
 
 def notebook_findings(nb, release) -> list[Finding]:
     """Findings in a submitted notebook's code cells, the release's own cells left out."""
-    given = {cell.source.strip() for cell in release.cells if cell.cell_type == "code"}
+    code = [cell for cell in release.cells if cell.cell_type == "code"]
+    given = {cell.source.strip() for cell in code}
+    course = [cell.source for cell in code if not cell.metadata.get("nbgrader", {}).get("solution")]
+    course_names = {name for tree in filter(None, _trees(course)) for name in _top_level_names(tree)}
     positions = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    return [Finding(positions[f.cell], f.line, f.what) for f in scan([nb.cells[i].source for i in positions], given)]
+    found = scan([nb.cells[i].source for i in positions], given, course_names)
+    return [Finding(positions[f.cell], f.line, f.what) for f in found]
+
+
+def _top_level_names(tree) -> set[str]:
+    """The names a cell binds outside its functions and classes."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    return names
 
 
 def flag_reason(findings: list[Finding], most: int = 3) -> str:

@@ -1,5 +1,6 @@
 """code_scan: the means of rewriting the grading process are found by reading a submission, and
 no correct answer of the course uses any of them."""
+import copy
 import importlib
 import json
 
@@ -43,6 +44,9 @@ ROUTES = {
                                         "its own __class__"),
     "equality that always holds": ("class A:\n    def __eq__(self, other):\n        return True", "its own __eq__"),
     "grad mode left off for the session": ("import torch\ntorch.set_grad_enabled(False)", "rest of the session"),
+    "the same, as a value": ("import torch\n_ = torch.set_grad_enabled(False)", "rest of the session"),
+    "a builtin the tests call, redefined": ("all = lambda items: True", "redefines all"),
+    "the same, as a def": ("def isinstance(value, kind):\n    return True", "redefines isinstance"),
     "a global hook on every module": ("from torch import nn\nnn.modules.module.register_module_forward_hook(print)",
                                       "register_module_forward_hook"),
     "saved-tensor hooks": ("import torch\nh = torch.autograd.graph.saved_tensors_hooks(print, print)",
@@ -117,6 +121,17 @@ torch.backends.cudnn.benchmark = True
                            "%timeit model(torch.zeros(1, 2))",
                            "%%time\ny = model(torch.zeros(1, 2))", "%matplotlib inline"]) == []
     assert code_scan.scan(["%timeit exec('1')"])  # what a plain magic runs is read too
+
+
+def test_a_helper_of_the_course_s_own_cells_redefined_as_code_is_found():
+    """What the course's setup and visible test cells define, the tests call: an empty loader
+    in its place would make them pass vacuously. A value of the same name is no finding."""
+    release = nbformat.read(ROOT / "release" / "05_no_grad" / "05_no_grad.ipynb", as_version=4)
+    nb = copy.deepcopy(release)
+    nb.cells.append(nbformat.v4.new_code_cell("def make_loader(n=32, batch_size=8):\n    return []"))
+    nb.cells.append(nbformat.v4.new_code_cell("DEVICE = torch.device('cpu')\nwith torch.no_grad():\n    pass"))
+    found = code_scan.notebook_findings(nb, release)
+    assert [f.what for f in found] == ["redefines make_loader, which the tests call, as code of its own"], found
 
 
 def test_the_release_cells_are_the_course_s_own_and_not_read():
