@@ -274,7 +274,7 @@ class _Reader(ast.NodeVisitor):
             self.generic_visit(node)  # checked where it is called (visit_Call)
         elif attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS:
             self.note(node, f"reaches .{attr}")
-        elif attr in INTERNALS:
+        elif attr in INTERNALS or (attr == "gen" and isinstance(node.value, ast.Call)):  # a context manager's own
             self.note(node, f"reaches .{attr}")
         elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
             self._reach(node, self.full(dotted), "uses")
@@ -308,6 +308,7 @@ class _Reader(ast.NodeVisitor):
         if self._magic(node):
             return
         self._switch(node)
+        self._library_setattr(node)
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
         if name == "getattr" and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
@@ -348,6 +349,34 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     visit_AsyncWith = visit_With
+
+    def _library_setattr(self, node) -> None:
+        """Library calls that set attributes by name or change what isinstance answers: copying
+        chosen attributes onto another object (functools.update_wrapper / wraps with `assigned`
+        or `updated`), registering a class as a virtual subclass of an abstract one."""
+        name = self.full(_dotted(node.func) or "")
+        last = name.split(".")[-1]
+        plain_arguments = 2 if last == "update_wrapper" else 1  # (wrapper, wrapped), or (wrapped)
+        if last in ("update_wrapper", "wraps") and (
+                any(k.arg in ("assigned", "updated") for k in node.keywords) or len(node.args) > plain_arguments):
+            self.note(node, f"copies chosen attributes with {name}")
+        elif last == "register" and name.split(".")[0] in ("abc", "numbers", "collections"):
+            self.note(node, f"makes a class pass isinstance() with {name}")
+
+    def _held_open(self, node) -> None:
+        """A generator that yields inside a grad-mode block keeps the mode on while it is
+        suspended: advanced once, it switches it for the rest of the session. As a context
+        manager (@contextmanager) it is a block like any other."""
+        if any("contextmanager" in (_dotted(d.func if isinstance(d, ast.Call) else d) or "")
+               for d in node.decorator_list):
+            return
+        for block in ast.walk(node):
+            switches = [item for item in getattr(block, "items", []) if isinstance(item.context_expr, ast.Call)
+                        and (_dotted(item.context_expr.func) or "").split(".")[-1] in SESSION_SWITCHES]
+            if isinstance(block, (ast.With, ast.AsyncWith)) and switches:
+                if any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
+                    self.note(block, f"keeps {_dotted(switches[0].context_expr.func)} on across a yield")
+                    return
 
     def _switch(self, node) -> None:
         """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
@@ -424,6 +453,7 @@ class _Reader(ast.NodeVisitor):
 
     def _function(self, node):
         self._rebinds(node, node.name, None)
+        self._held_open(node)
         self.blocks.update(id(decorator) for decorator in node.decorator_list)  # @torch.no_grad()
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"

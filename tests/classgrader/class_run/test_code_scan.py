@@ -46,6 +46,17 @@ ROUTES = {
     "grad mode left off for the session": ("import torch\ntorch.set_grad_enabled(False)", "rest of the session"),
     "the same, as a value": ("import torch\n_ = torch.set_grad_enabled(False)", "rest of the session"),
     "a builtin the tests call, redefined": ("all = lambda items: True", "redefines all"),
+    "grad mode held open by a suspended generator": ("import torch\ndef off():\n    with torch.no_grad():\n"
+                                                     "        yield\nnext(off())", "across a yield"),
+    "the same, through a context manager's generator": (
+        "import contextlib, torch\n@contextlib.contextmanager\ndef off():\n    with torch.no_grad():\n"
+        "        yield\nnext(off().gen)", "reaches .gen"),
+    "attributes copied by name": ("import functools\nfrom autograder.autograd_probe import SavedTensorCount\n"
+                                  "def carrier():\n    pass\ncarrier.count = 0\n"
+                                  "functools.update_wrapper(SavedTensorCount, carrier, assigned=('count',))",
+                                  "copies chosen attributes"),
+    "isinstance made to say yes": ("import numbers\nclass Fake:\n    pass\nnumbers.Real.register(Fake)",
+                                   "pass isinstance()"),
     "the same, as a def": ("def isinstance(value, kind):\n    return True", "redefines isinstance"),
     "a global hook on every module": ("from torch import nn\nnn.modules.module.register_module_forward_hook(print)",
                                       "register_module_forward_hook"),
@@ -110,6 +121,22 @@ try:
 except (pickle.UnpicklingError, FileNotFoundError):
     pass
 n = functools.reduce(operator.mul, (2, 3), 1)
+
+def logged(function):
+    @functools.wraps(function)
+    def wrapper(*args):
+        return function(*args)
+    return wrapper
+
+import contextlib
+
+@contextlib.contextmanager
+def evaluating(net):
+    was = net.training
+    net.eval()
+    with torch.no_grad():
+        yield net
+    net.train(was)
 torch._foreach_mul_([torch.ones(1)], 0.5)
 name = type(model).__name__
 input = torch.zeros(3)
