@@ -208,6 +208,8 @@ class _Reader(ast.NodeVisitor):
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
         self.blocks = set()  # calls that open a block (a with's items, decorators): not switches
+        self.declared = [set()]  # the names each function around the visit declares global
+        self.course_imports = set()  # of the course's names, those its cells bind by importing
         self.found, self.functions = [], []  # the functions the visit is inside, innermost last
 
     def note(self, node, what: str):
@@ -249,6 +251,13 @@ class _Reader(ast.NodeVisitor):
     def visit_Import(self, node):
         for alias in node.names:
             self._reach(node, alias.name, "imports")
+            self._imports_over(node, alias.asname or alias.name.split(".")[0])
+
+    def _imports_over(self, node, name: str) -> None:
+        """An import that binds a name the course's own cells define, not import (import ... as
+        make_loader): what the same import of theirs binds is theirs too."""
+        if name in self.protected - set(dir(builtins)) - self.course_imports:
+            self._rebinds(node, name, None)
 
     def visit_ImportFrom(self, node):
         if node.level:
@@ -259,6 +268,7 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"imports * from {node.module}")
             else:
                 self._reach(node, f"{node.module}.{alias.name}", "imports")
+                self._imports_over(node, alias.asname or alias.name)
 
     # --- names, attributes, calls -----------------------------------------------------------
     def visit_Name(self, node):
@@ -387,8 +397,21 @@ class _Reader(ast.NodeVisitor):
     def _rebinds(self, node, name: str, value) -> None:
         """A builtin, or a name the course's own cells define (a helper the tests call), made code
         of the student's at the top of a cell: the tests would call it instead."""
-        if not self.functions and name in self.protected and self._is_code(value):
+        at_top = not self.functions or name in self.declared[-1]  # or `global name` in a function
+        if at_top and name in self.protected and self._is_code(value):
             self.note(node, f"redefines {name}, which the tests call, as code of its own")
+
+    def visit_NamedExpr(self, node):
+        self._rebinds(node, node.target.id, node.value)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        if isinstance(node.target, ast.Name) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+            for element in node.iter.elts:  # for make_loader in [lambda: []]: ...
+                self._rebinds(node, node.target.id, element)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
 
     # --- changing what is not the student's -----------------------------------------------
     def _in_constructor(self) -> bool:
@@ -458,7 +481,10 @@ class _Reader(ast.NodeVisitor):
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
         self.functions.append((node.name, in_class, first[0].arg if first else None))
+        self.declared.append({name for inner in ast.walk(node) if isinstance(inner, ast.Global)
+                              for name in inner.names})
         self.generic_visit(node)
+        self.declared.pop()
         self.functions.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
@@ -544,7 +570,8 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     return bound, foreign, imported
 
 
-def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[str] = frozenset()) -> list[Finding]:
+def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[str] = frozenset(),
+         course_imports: set[str] = frozenset()) -> list[Finding]:
     """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
     `given` (the cells the course itself wrote, as released); `course_names`: what the course's
     own cells (not the answers' stubs) define, which the tests call."""
@@ -562,6 +589,7 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[st
         if tree is None or source.strip() in given:
             continue
         reader = _Reader(foreign, bound, imported, methods, defined, set(dir(builtins)) | set(course_names))
+        reader.course_imports = set(course_imports)
         reader.visit(tree)
         found += [Finding(index, line, what) for line, what in sorted(set(reader.found))]
     return found
@@ -572,9 +600,12 @@ def notebook_findings(nb, release) -> list[Finding]:
     code = [cell for cell in release.cells if cell.cell_type == "code"]
     given = {cell.source.strip() for cell in code}
     course = [cell.source for cell in code if not cell.metadata.get("nbgrader", {}).get("solution")]
-    course_names = {name for tree in filter(None, _trees(course)) for name in _top_level_names(tree)}
+    trees = list(filter(None, _trees(course)))
+    course_names = {name for tree in trees for name in _top_level_names(tree)}
+    course_imports = {alias.asname or alias.name.split(".")[0] for tree in trees for node in tree.body
+                      if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     positions = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    found = scan([nb.cells[i].source for i in positions], given, course_names)
+    found = scan([nb.cells[i].source for i in positions], given, course_names, course_imports)
     return [Finding(positions[f.cell], f.line, f.what) for f in found]
 
 

@@ -155,10 +155,19 @@ def test_a_helper_of_the_course_s_own_cells_redefined_as_code_is_found():
     in its place would make them pass vacuously. A value of the same name is no finding."""
     release = nbformat.read(ROOT / "release" / "05_no_grad" / "05_no_grad.ipynb", as_version=4)
     nb = copy.deepcopy(release)
-    nb.cells.append(nbformat.v4.new_code_cell("def make_loader(n=32, batch_size=8):\n    return []"))
-    nb.cells.append(nbformat.v4.new_code_cell("DEVICE = torch.device('cpu')\nwith torch.no_grad():\n    pass"))
-    found = code_scan.notebook_findings(nb, release)
-    assert [f.what for f in found] == ["redefines make_loader, which the tests call, as code of its own"], found
+    for code in ("def make_loader(n=32, batch_size=8):\n    return []",
+                 "def reset():\n    global make_loader\n    make_loader = lambda *a, **k: []\nreset()",
+                 "for make_loader in [lambda *a, **k: []]:\n    pass",
+                 "if (make_loader := lambda *a, **k: []):\n    pass",
+                 "from itertools import repeat as make_loader"):
+        nb = copy.deepcopy(release)
+        nb.cells.append(nbformat.v4.new_code_cell(code))
+        found = code_scan.notebook_findings(nb, release)
+        assert [f.what for f in found] == ["redefines make_loader, which the tests call, as code of its own"], code
+    nb = copy.deepcopy(release)
+    nb.cells.append(nbformat.v4.new_code_cell("DEVICE = torch.device('cpu')\nwith torch.no_grad():\n    pass\n"
+                                              "for input, target in make_loader():\n    pass"))
+    assert code_scan.notebook_findings(nb, release) == []
 
 
 def test_the_release_cells_are_the_course_s_own_and_not_read():
