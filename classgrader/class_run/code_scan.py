@@ -210,6 +210,7 @@ class _Reader(ast.NodeVisitor):
         self.blocks = set()  # calls that open a block (a with's items, decorators): not switches
         self.declared = [set()]  # the names each function around the visit declares global
         self.course_imports = set()  # of the course's names, those its cells bind by importing
+        self.course_defined = set()  # ...and those they define (def, class, assignment)
         self.found, self.functions = [], []  # the functions the visit is inside, innermost last
 
     def note(self, node, what: str):
@@ -256,7 +257,7 @@ class _Reader(ast.NodeVisitor):
     def _imports_over(self, node, name: str) -> None:
         """An import that binds a name the course's own cells define, not import (import ... as
         make_loader): what the same import of theirs binds is theirs too."""
-        if name in self.protected - set(dir(builtins)) - self.course_imports:
+        if name in self.course_defined:
             self._rebinds(node, name, None)
 
     def visit_ImportFrom(self, node):
@@ -398,8 +399,13 @@ class _Reader(ast.NodeVisitor):
         """A builtin, or a name the course's own cells define (a helper the tests call), made code
         of the student's at the top of a cell: the tests would call it instead."""
         at_top = not self.functions or name in self.declared[-1]  # or `global name` in a function
-        if at_top and name in self.protected and self._is_code(value):
+        if not at_top or name not in self.protected:
+            return
+        made = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.defined
+        if self._is_code(value) or made:  # an object of a class of the student's may be called too
             self.note(node, f"redefines {name}, which the tests call, as code of its own")
+        elif name in self.course_imports and not isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.note(node, f"rebinds {name}, which the course's own cells import")
 
     def visit_NamedExpr(self, node):
         self._rebinds(node, node.target.id, node.value)
@@ -453,6 +459,8 @@ class _Reader(ast.NodeVisitor):
             elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
                     not (self._in_constructor() and _is_self(target.value, self)):
                 self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")
+            elif isinstance(root, ast.Name) and root.id in self.course_defined and self._is_code(value):
+                self.note(target, f"{verb} {shown}, which the course's own cells define, as code")
 
     def visit_Assign(self, node):
         for target in node.targets:
@@ -570,11 +578,12 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     return bound, foreign, imported
 
 
-def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[str] = frozenset(),
+def scan(sources: list[str], given: set[str] = frozenset(), course_callables: set[str] = frozenset(),
          course_imports: set[str] = frozenset()) -> list[Finding]:
     """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
-    `given` (the cells the course itself wrote, as released); `course_names`: what the course's
-    own cells (not the answers' stubs) define, which the tests call."""
+    `given` (the cells the course itself wrote, as released); `course_callables`: the functions
+    and classes the course's own cells (not the answers' stubs) define, which the tests call;
+    `course_imports`: the names they bind by importing."""
     trees = _trees(sources)
     bound, foreign, imported = _names(trees)
     bound |= set(dir(builtins)) | {"display"}
@@ -588,8 +597,10 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_names: set[st
     for index, (source, tree) in enumerate(zip(sources, trees)):
         if tree is None or source.strip() in given:
             continue
-        reader = _Reader(foreign, bound, imported, methods, defined, set(dir(builtins)) | set(course_names))
+        reader = _Reader(foreign, bound, imported, methods, defined,
+                         set(dir(builtins)) | set(course_callables) | set(course_imports))
         reader.course_imports = set(course_imports)
+        reader.course_defined = set(course_callables)
         reader.visit(tree)
         found += [Finding(index, line, what) for line, what in sorted(set(reader.found))]
     return found
@@ -601,26 +612,13 @@ def notebook_findings(nb, release) -> list[Finding]:
     given = {cell.source.strip() for cell in code}
     course = [cell.source for cell in code if not cell.metadata.get("nbgrader", {}).get("solution")]
     trees = list(filter(None, _trees(course)))
-    course_names = {name for tree in trees for name in _top_level_names(tree)}
-    course_imports = {alias.asname or alias.name.split(".")[0] for tree in trees for node in tree.body
-                      if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    callables = {node.name for tree in trees for node in tree.body
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    imports = {alias.asname or alias.name.split(".")[0] for tree in trees for node in tree.body
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     positions = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    found = scan([nb.cells[i].source for i in positions], given, course_names, course_imports)
+    found = scan([nb.cells[i].source for i in positions], given, callables, imports)
     return [Finding(positions[f.cell], f.line, f.what) for f in found]
-
-
-def _top_level_names(tree) -> set[str]:
-    """The names a cell binds outside its functions and classes."""
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
-    return names
 
 
 def flag_reason(findings: list[Finding], most: int = 3) -> str:

@@ -166,8 +166,12 @@ def test_a_helper_of_the_course_s_own_cells_redefined_as_code_is_found():
         assert [f.what for f in found] == ["redefines make_loader, which the tests call, as code of its own"], code
     nb = copy.deepcopy(release)
     nb.cells.append(nbformat.v4.new_code_cell("DEVICE = torch.device('cpu')\nwith torch.no_grad():\n    pass\n"
-                                              "for input, target in make_loader():\n    pass"))
+                                              "for input, target in make_loader():\n    pass\n"
+                                              "class Mine(nn.Module):\n    pass\nmodel = Mine()"))
     assert code_scan.notebook_findings(nb, release) == []
+    nb.cells.append(nbformat.v4.new_code_cell("F = 3"))  # the module the tests call F.cross_entropy on
+    assert [f.what for f in code_scan.notebook_findings(nb, release)] == [
+        "rebinds F, which the course's own cells import"]
 
 
 def test_the_release_cells_are_the_course_s_own_and_not_read():
