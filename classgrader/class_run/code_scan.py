@@ -529,6 +529,9 @@ def _reaching_foreign(node, foreign: set[str]) -> bool:
     return _reaching(root) or (isinstance(root, ast.Name) and root.id in foreign)
 
 
+UNREADABLE = "unread"  # a cell too deep or too large for the grader to parse: itself a finding
+
+
 def _trees(sources: list[str]) -> list:
     trees = []
     for source in sources:
@@ -536,6 +539,8 @@ def _trees(sources: list[str]) -> list:
             trees.append(ast.parse(python_of(source)))
         except SyntaxError:
             trees.append(None)  # it fails when it runs; nothing of it can run
+        except (RecursionError, MemoryError, ValueError):
+            trees.append(UNREADABLE)
     return trees
 
 
@@ -585,6 +590,8 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
     and classes the course's own cells (not the answers' stubs) define, which the tests call;
     `course_imports`: the names they bind by importing."""
     trees = _trees(sources)
+    unread = [index for index, tree in enumerate(trees) if tree is UNREADABLE]
+    trees = [None if tree is UNREADABLE else tree for tree in trees]
     bound, foreign, imported = _names(trees)
     bound |= set(dir(builtins)) | {"display"}
     methods = _method_names()
@@ -593,7 +600,7 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
     defined |= {target.id for tree in filter(None, trees) for node in ast.walk(tree)  # f = lambda ...: ...
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
                 for target in node.targets if isinstance(target, ast.Name)}
-    found = []
+    found = [Finding(index, 1, "is too deep or too large for the grader to read") for index in unread]
     for index, (source, tree) in enumerate(zip(sources, trees)):
         if tree is None or source.strip() in given:
             continue
@@ -601,9 +608,12 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
                          set(dir(builtins)) | set(course_callables) | set(course_imports))
         reader.course_imports = set(course_imports)
         reader.course_defined = set(course_callables)
-        reader.visit(tree)
+        try:
+            reader.visit(tree)
+        except RecursionError:  # nested past what the reading walks: unread is not clean
+            reader.found.append((1, "is too deep for the grader to read"))
         found += [Finding(index, line, what) for line, what in sorted(set(reader.found))]
-    return found
+    return sorted(found, key=lambda f: (f.cell, f.line))
 
 
 def notebook_findings(nb, release) -> list[Finding]:

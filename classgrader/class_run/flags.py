@@ -52,8 +52,11 @@ class FindStructuralProblems(NbGraderPreprocessor):
         path = os.path.join(course.format_path(course.release_directory, ".", info["assignment"]),
                             info["notebook"] + ".ipynb")
         release = nbformat.read(path, as_version=4)
-        found = code_scan.notebook_findings(nb, release)
-        scanned = [code_scan.flag_reason(found)] if found else []
+        try:
+            found = code_scan.notebook_findings(nb, release)
+            scanned = [code_scan.flag_reason(found)] if found else []
+        except Exception as error:  # unread is not clean: flagged, and grading goes on
+            scanned = [f"{code_scan.REASON}: the grader could not read the notebook's code ({type(error).__name__})"]
         nb.metadata["course_flags"] = structural_problems(nb, release) + scanned
         # Only the last cell of a grade id keeps its nbgrader metadata (as DeduplicateIds would),
         # but without the empty {} DeduplicateIds leaves, which breaks add_missing_cells.

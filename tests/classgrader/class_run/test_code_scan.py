@@ -269,3 +269,11 @@ def test_a_module_that_cannot_be_imported_is_no_finding():
     """The kernel runs on the grader's own environment, without its work folder on the import
     path: a module missing here is missing there (an ImportError, no means of anything)."""
     assert code_scan.scan(["import torch_rounding_helpers\nfrom my_helpers import f"]) == []
+
+
+def test_code_too_deep_to_read_is_a_finding_not_a_crash():
+    """A reader of the grader may nest its code past what a walk of it can take: the cell is
+    then flagged as unread, and the reading goes on with the others."""
+    deep = "x = 1\ny = " + " + ".join(["x"] * 50_000)
+    found = code_scan.scan([deep, "import gc"])
+    assert [f.what for f in found][0].startswith("is too deep") and any("gc" in f.what for f in found), found
