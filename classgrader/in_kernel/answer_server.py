@@ -41,7 +41,7 @@ import torch
 
 from autograder import trace
 from classgrader.in_kernel import autograd_bridge, identity, protocol
-from classgrader.in_kernel.protocol import dumps, loads, raised, read_frame, send_frame
+from classgrader.in_kernel.protocol import dumps, loads, raised, read_frame, returned, send_frame
 
 
 def _describe(namespace: dict, name: str):
@@ -143,7 +143,7 @@ def _call(namespace: dict, request: dict, handles: Handles):
     with as_called(request):
         result = function(*args, **kwargs)
     call = handles.calls.keep(inputs, result)
-    return ("returned", identity.as_given(result, given), args, kwargs, call)
+    return returned(identity.as_given(result, given), args, kwargs, call)
 
 
 @contextlib.contextmanager
@@ -178,11 +178,11 @@ def _file(request: dict):
         if request.get("data") is not None:
             with open(path, "wb") as handle:
                 handle.write(bytes(request["data"]))
-        return ("returned", None)
+        return returned(None)
     if os.path.isdir(path):
         files = sorted(name for name in os.listdir(path) if os.path.isfile(os.path.join(path, name)))[:MAX_FILES]
-        return ("returned", [[name, _read(os.path.join(path, name))] for name in files])
-    return ("returned", _read(path) if os.path.isfile(path) else None)
+        return returned([[name, _read(os.path.join(path, name))] for name in files])
+    return returned(_read(path) if os.path.isfile(path) else None)
 
 
 def _read(path: str) -> bytes | None:
@@ -199,25 +199,25 @@ def _about(request: dict, handles: Handles):
         return _file(request)
     if request["op"] == "backward":
         grads = trace.materialize(request["grads"], handles.find)
-        return ("returned", handles.calls.backward(request["call"], grads if isinstance(grads, list) else []))
+        return returned(handles.calls.backward(request["call"], grads if isinstance(grads, list) else []))
     target, op = handles.find(request), request["op"]
     if op == "getattr":
-        return ("returned", getattr(target, str(request["attr"])))
+        return returned(getattr(target, str(request["attr"])))
     if op == "iterate":
         items = []
         for item in target:
             if len(items) == MAX_ITEMS:
                 raise ValueError(f"more than {MAX_ITEMS} items")
             items.append(item)
-        return ("returned", items)
+        return returned(items)
     if op == "len":
-        return ("returned", len(target))
+        return returned(len(target))
     if op == "vars":
-        return ("returned", dict(vars(target)))
+        return returned(dict(vars(target)))
     if op == "getitem":
-        return ("returned", target[trace.materialize(request["key"], handles.find)])
+        return returned(target[trace.materialize(request["key"], handles.find)])
     if op == "state":
-        return ("returned", state_of(target))
+        return returned(state_of(target))
     raise ValueError(f"no such op: {op!r}")
 
 

@@ -593,20 +593,15 @@ def _tests(*names) -> set:
 # is asked (its shape is right; what the checks' comparison reads is an empty tensor, which
 # broadcasts so that nothing differs). A handle claims no class, and a comparison reads exactly
 # the shape it checked.
-LYING_TENSOR = {"q3_channel_means_answer": '''
-class Shadowy(torch.Tensor):
-    def detach(self):
-        return torch.empty((0, *self.shape), dtype=self.dtype)
-
-def channel_means(img):
-    return (img.float().mean(dim=(0, 1)) / 255).as_subclass(Shadowy)  # wrong values
-'''}
-
 _SHADOWY = '''
 class Shadowy(torch.Tensor):
     def detach(self):
         return torch.empty((0, *self.shape), dtype=self.dtype)
 '''
+LYING_TENSOR = {"q3_channel_means_answer": _SHADOWY + '''
+def channel_means(img):
+    return (img.float().mean(dim=(0, 1)) / 255).as_subclass(Shadowy)  # wrong values
+'''}
 LYING_GRAD = {"q2_intermediate_grad_answer": _SHADOWY + '''
 def intermediate_grad(x, w):
     return (torch.ones_like(x) * 0.5).as_subclass(Shadowy)  # wrong values
@@ -629,17 +624,8 @@ def move_to(batch, device):
         return type(batch)(move_to(value, device) for value in batch)
     return batch
 '''}
-LYING_MLP = {"q2_mlp_answer": _SHADOWY + '''
-class MLP(nn.Module):
-    def __init__(self, sizes):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.relu(layer(x))  # ReLU after the last layer too
-        return x.as_subclass(Shadowy)
-'''}
+LYING_MLP = {"q2_mlp_answer": _SHADOWY + RELU_AFTER_EVERY_LAYER["q2_mlp_answer"].replace(
+    "        return x\n", "        return x.as_subclass(Shadowy)\n")}
 
 MPS_FIRST = '''
 def pick_device():
