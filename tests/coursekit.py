@@ -239,6 +239,21 @@ def live_processes(uid_wanted) -> list[tuple[int, int]]:
     return found
 
 
+WORK_AREAS = "/run/course-kernels/"  # classgrader/kernels/sandbox.WORKAREAS
+
+
+def work_area_mounts(uid_wanted) -> set[str]:
+    """The kernels' work areas mounted where this process can see them, of the kernels whose uid
+    satisfies uid_wanted: each is a tmpfs mounted for its kernel's uid (sandbox.make_workarea)."""
+    found = set()
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        owner = re.search(r"(?:^|,)uid=(\d+)", fields[-1])  # the file system's own options, last
+        if fields[4].startswith(WORK_AREAS) and owner and uid_wanted(int(owner[1])):
+            found.add(fields[4])
+    return found
+
+
 HEAVY = ("torch", "nbgrader", "matplotlib", "nbformat")  # what takes seconds to import
 
 

@@ -1,8 +1,10 @@
-"""KernelWatch: notices a process of this one's family taking a sandbox's private uid while it
-watches, so that a test file that starts sandboxed kernels without the `kernels` mark fails
-(tests/conftest.py). A forked kernel may live only milliseconds, too briefly for sampling
-/proc to see, so the watch listens to the kernel's process events instead (the netlink proc
-connector: root only; elsewhere it sees nothing, and nothing is sandboxed there either)."""
+"""KernelWatch: notices every process of this one's family taking a sandbox's private uid while
+it watches: so that a test file that starts sandboxed kernels without the `kernels` mark fails
+(tests/conftest.py), and so that a test can look for what its own kernels left behind (their
+uids) without counting another test's kernels running meanwhile. A forked kernel may live only
+milliseconds, too briefly for sampling /proc to see, so the watch listens to the kernel's
+process events instead (the netlink proc connector: root only; elsewhere it hears nothing,
+says so in `listening`, and nothing is sandboxed there either)."""
 import ctypes
 import errno
 import os
@@ -53,10 +55,13 @@ def _listen(sock: socket.socket, op: int) -> None:
 
 
 class KernelWatch:
-    """`seen` names the first process of this one's family that took a private uid meanwhile."""
+    """`uids`: every private uid a process of this one's family took meanwhile; `seen` names the
+    first such process."""
 
     def __init__(self):
         self.seen = ""
+        self.uids: set[int] = set()
+        self.listening = False
         self._thread = threading.Thread(target=self._watch, name="kernel-watch", daemon=True)
 
     def __enter__(self):
@@ -70,6 +75,7 @@ class KernelWatch:
         except OSError:
             self._sock = None  # not root: no sandbox here either
             return self
+        self.listening = True
         self._sock.setblocking(False)
         self._wake, self._woken = os.pipe()
         self._thread.start()
@@ -105,10 +111,13 @@ class KernelWatch:
         if len(data) < EVENT + 32 or struct.unpack_from("=I", data, EVENT)[0] != PROC_EVENT_UID:
             return
         pid, tgid, ruid, euid = struct.unpack_from("=IIII", data, EVENT + 16)
-        if self.seen or not (ruid in PRIVATE_UIDS or euid in PRIVATE_UIDS):
+        taken = {uid for uid in (ruid, euid) if uid in PRIVATE_UIDS} - self.uids
+        if not taken:
             return
         try:
-            if _descends_from(tgid, self._me):
-                self.seen = f"pid {tgid}, uid {euid}"
+            ours = _descends_from(tgid, self._me)
         except (OSError, ValueError, IndexError):  # gone already: nobody can say whose it was
-            pass
+            return
+        if ours:
+            self.uids |= taken
+            self.seen = self.seen or f"pid {tgid}, uid {euid}"
