@@ -25,8 +25,7 @@ def pytest_configure(config):
 # of tests, is switched off in pytest_configure: it put the files of one long test, the hub's
 # and the exchange's, at the very end, one worker running them while the other idled). Files
 # marked `early(N)` go first, lowest N first: the hostile class first of all, so that its
-# grading overlaps the hub's round trip and, when its tests need the machine to themselves
-# (below), the other worker is in a file that starts no sandboxed kernel.
+# grading overlaps the hub's round trip.
 def _early_rank(item) -> float:
     mark = item.get_closest_marker("early")
     return mark.args[0] if mark else float("inf")
@@ -45,15 +44,11 @@ def pytest_collection_modifyitems(config, items):
 LOCK_WAITS = "kernel-lock-waits.txt"  # in the run's temporary folder, one line per wait
 
 
-# Under pytest-xdist (./course test) test files run two at a time. tests/test_class_grading.py
-# asserts that no kernel process is left anywhere on the machine once its class is graded, so
-# while its tests run no other file may have sandboxed kernels alive: a file marked
-# `exclusive_kernels` holds an exclusive lock from its first test to its end, and each file marked
-# `kernels` a shared one for its whole module (fixtures included). The exclusive file's own grading
-# (its module fixture) may overlap theirs. Taken once, not per test: between two tests another
-# worker's next kernel-starting file would get the lock, and the exclusive file wait for all of it.
-# One lock file per run. A file that starts a sandboxed kernel without the mark fails
-# (kernel_watch), so none escapes the lock unseen.
+# Under pytest-xdist (./course test) test files run two at a time. Each file marked `kernels`
+# holds a shared lock for its whole module (fixtures included), so that a file whose tests needed
+# every other file's sandboxed kernels gone could take it alone. One lock file per run. A file
+# that starts a sandboxed kernel without the mark fails (kernel_watch), so none escapes the lock
+# unseen.
 
 
 def _kernel_lock(request, tmp_path_factory, exclusive: bool):
@@ -82,12 +77,6 @@ def _marked(request, name: str) -> bool:
 
 @pytest.fixture(scope="module", autouse=True)
 def _kernels_running(request, tmp_path_factory):
-    if _marked(request, "exclusive_kernels"):
-        held = []  # its first test takes the lock alone (below); its own grading may overlap others'
-        yield held
-        for handle in held:
-            handle.close()
-        return
     if _marked(request, "kernels"):
         if not hasattr(request.config, "workerinput"):
             yield  # not under xdist: one file at a time anyway
@@ -101,18 +90,6 @@ def _kernels_running(request, tmp_path_factory):
     if watch.seen:
         pytest.fail(f"{request.path.name} started a sandboxed kernel ({watch.seen}) but is not marked: add "
                     f"`pytestmark = pytest.mark.kernels` so it takes the machine-wide kernel lock", pytrace=False)
-
-
-@pytest.fixture(autouse=True)
-def _no_other_kernels(request, tmp_path_factory, _kernels_running):
-    if not _marked(request, "exclusive_kernels") or not hasattr(request.config, "workerinput"):
-        yield
-        return
-    if "graded" in request.fixturenames:  # its class is graded first, alongside whatever else runs
-        request.getfixturevalue("graded")
-    if not _kernels_running:
-        _kernels_running.append(_kernel_lock(request, tmp_path_factory, exclusive=True))
-    yield
 
 
 def pytest_runtest_logreport(report):

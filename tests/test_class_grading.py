@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit import live_processes, make_course, tool_env
+from coursekit import live_processes, make_course, tool_env, work_area_mounts
+from kernel_watch import KernelWatch
 from scenarios.hostile_class import STUDENTS, expected_score
 
-pytestmark = [pytest.mark.exclusive_kernels, pytest.mark.early(1)]
+pytestmark = [pytest.mark.kernels, pytest.mark.early(1)]
 
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
 CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
@@ -53,15 +54,8 @@ def flags(course: Path) -> dict[tuple[str, str], list[str]]:
     return found
 
 
-def work_area_mounts() -> set[str]:
-    """The kernels' work areas mounted where this process can see them."""
-    return {line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
-            if line.split()[4].startswith("/run/course-kernels/")}
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    mounted_before = work_area_mounts()  # another program's, on a shared machine: not this run's
     course = make_course(tmp_path_factory.mktemp("class"), ASSIGNMENTS)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"\nc.Execute.timeout = {CLASS_TIMEOUT}\n")
@@ -72,31 +66,34 @@ def graded(tmp_path_factory):
     before = digests(course / "runtime" / "submitted")
     protected = digests(course / "release") | digests(course / "source")
 
-    # First 01_tensors run: killed once a few students are done, then started again.
-    first = ASSIGNMENTS[0]
-    done = course / "runtime" / "grading" / first / "done"
-    run = subprocess.Popen([sys.executable, "-m", "classgrader.class_run.classroom", first, "--workers", "2"],
-                           cwd=course, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           start_new_session=True)
-    deadline = time.time() + 600
-    while time.time() < deadline and run.poll() is None and len(list(done.glob("*.json"))) < 6:
-        time.sleep(0.2)
-    killed_after = len(list(done.glob("*.json")))
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait()
+    # The uids of this class run's kernels: what they leave behind is found by them, and another
+    # test file's kernels running meanwhile (under pytest-xdist) are not counted.
+    with KernelWatch() as watch:
+        # First 01_tensors run: killed once a few students are done, then started again.
+        first = ASSIGNMENTS[0]
+        done = course / "runtime" / "grading" / first / "done"
+        run = subprocess.Popen([sys.executable, "-m", "classgrader.class_run.classroom", first, "--workers", "2"],
+                               cwd=course, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+        deadline = time.time() + 600
+        while time.time() < deadline and run.poll() is None and len(list(done.glob("*.json"))) < 6:
+            time.sleep(0.2)
+        killed_after = len(list(done.glob("*.json")))
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
 
-    # Then the whole class, every assignment in one run, as an instructor would.
-    start = time.perf_counter()
-    result = classroom(course, *ASSIGNMENTS, "--workers", "2")
-    seconds = time.perf_counter() - start
-    assert result.returncode == 0, f"autograde failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    outputs = {assignment: result.stdout for assignment in ASSIGNMENTS}
-    state = gradebook_state(course)
-    flagged = flags(course)
-    again = classroom(course, *ASSIGNMENTS, "--workers", "2")
+        # Then the whole class, every assignment in one run, as an instructor would.
+        start = time.perf_counter()
+        result = classroom(course, *ASSIGNMENTS, "--workers", "2")
+        seconds = time.perf_counter() - start
+        assert result.returncode == 0, f"autograde failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        outputs = {assignment: result.stdout for assignment in ASSIGNMENTS}
+        state = gradebook_state(course)
+        flagged = flags(course)
+        again = classroom(course, *ASSIGNMENTS, "--workers", "2")
     return {"course": course, "before": before, "protected": protected, "outputs": outputs,
             "state": state, "flags": flagged, "again": again, "seconds": seconds, "killed_after": killed_after,
-            "mounted_before": mounted_before}
+            "kernel_uids": watch.uids, "watched": watch.listening}
 
 
 def score(state, student) -> float:
@@ -128,15 +125,35 @@ def test_submitted_and_course_files_are_untouched(graded):
     assert digests(course / "release") | digests(course / "source") == graded["protected"]
 
 
-def kernel_processes() -> list[str]:
-    """Processes running as a kernel's private uid (sandbox.private_user: 200000 and up)."""
-    return [f"{pid} (uid {uid})" for pid, uid in live_processes(lambda uid: 200_000 <= uid < 1_200_000)]
+def kernel_processes(uids: set[int]) -> list[str]:
+    """Processes running as the private uid of one of the class run's kernels (sandbox.private_user)."""
+    return [f"{pid} (uid {uid})" for pid, uid in live_processes(uids.__contains__)]
+
+
+def test_the_class_runs_kernels_were_watched(graded):
+    """The checks below look for the kernels' leftovers by these uids: none heard, nothing checked."""
+    assert graded["watched"], "the kernel watch could not listen (it needs root): no kernel's leftovers can be found"
+    assert graded["kernel_uids"], "the kernel watch heard no kernel of the class run take its uid"
 
 
 def test_no_process_outlives_its_kernel(graded, covered):
     """c46 left a double-forked setsid process behind: it ended with its kernel's namespace."""
-    assert kernel_processes() == []
-    covered("after the class run no process of any kernel is left (the daemon student's included)")
+    assert kernel_processes(graded["kernel_uids"]) == []
+    covered(f"after the class run no process of its {len(graded['kernel_uids'])} kernels is left "
+            "(the daemon student's included)")
+
+
+def unmounted_leftovers() -> list[str]:
+    """What lies in the work areas' folder other than empty mount-point folders and work areas
+    mounted here (none of the class run's, as checked: another program's, a sandbox test's)."""
+    areas, found = Path("/run/course-kernels"), []
+    for entry in areas.iterdir() if areas.exists() else []:
+        try:
+            if not entry.is_mount() and (not entry.is_dir() or any(entry.iterdir())):
+                found.append(str(entry))
+        except FileNotFoundError:  # another program's, removed meanwhile
+            pass
+    return found
 
 
 def test_disk_use_stays_bounded(graded, covered):
@@ -145,12 +162,10 @@ def test_disk_use_stays_bounded(graded, covered):
     sizes = {folder: sum(p.stat().st_size for p in (course / "runtime" / folder).rglob("*") if p.is_file())
              for folder in ("autograded", "grading")}
     assert sizes["autograded"] < 64 * 2**20 and sizes["grading"] < 64 * 2**20, sizes
-    # Work areas are mounted in the class run's own mount namespace: none is left here, even
-    # from the run killed midway (which may leave empty mount-point folders, harmless).
-    assert work_area_mounts() <= graded["mounted_before"]
-    areas = Path("/run/course-kernels")
-    assert all(p.is_dir() and (str(p) in graded["mounted_before"] or not any(p.iterdir()))
-               for p in (areas.iterdir() if areas.exists() else []))
+    # Work areas are mounted in the class run's own mount namespace: none of its kernels' is left
+    # here, even from the run killed midway (which may leave empty mount-point folders, harmless).
+    assert work_area_mounts(graded["kernel_uids"].__contains__) == set()
+    assert unmounted_leftovers() == []
     covered(f"runtime/autograded holds {sizes['autograded'] / 2**20:.1f} MiB for {len(STUDENTS)} students; "
             "no work area is left mounted")
 
