@@ -1,10 +1,10 @@
-"""KernelWatch: notices every process of this one's family taking a sandbox's private uid while
-it watches: so that a test file that starts sandboxed kernels without the `kernels` mark fails
-(tests/conftest.py), and so that a test can look for what its own kernels left behind (their
-uids) without counting another test's kernels running meanwhile. A forked kernel may live only
-milliseconds, too briefly for sampling /proc to see, so the watch listens to the kernel's
-process events instead (the netlink proc connector: root only; elsewhere it hears nothing,
-says so in `listening`, and nothing is sandboxed there either)."""
+"""KernelWatch: hears every process of this one's family take a sandbox's private uid while it
+watches, so that a test can look for what its own kernels left behind (processes running as
+those uids, work areas mounted for them) without counting another test file's kernels, running
+meanwhile in the other pytest-xdist worker. A forked kernel may live only milliseconds, too
+briefly for sampling /proc to see, so the watch listens to the kernel's process events instead
+(the netlink proc connector: root only; elsewhere it hears nothing and says so in `listening`;
+nothing is sandboxed there either)."""
 import ctypes
 import errno
 import os
@@ -55,11 +55,9 @@ def _listen(sock: socket.socket, op: int) -> None:
 
 
 class KernelWatch:
-    """`uids`: every private uid a process of this one's family took meanwhile; `seen` names the
-    first such process."""
+    """`uids`: every private uid a process of this one's family took meanwhile."""
 
     def __init__(self):
-        self.seen = ""
         self.uids: set[int] = set()
         self.listening = False
         self._thread = threading.Thread(target=self._watch, name="kernel-watch", daemon=True)
@@ -120,4 +118,3 @@ class KernelWatch:
             return
         if ours:
             self.uids |= taken
-            self.seen = self.seen or f"pid {tgid}, uid {euid}"
