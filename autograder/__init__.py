@@ -2,6 +2,7 @@
 
     from autograder import check_tensor, check_value, pitfall_if, seed_everything
 """
+from . import memory_probe  # noqa: F401 (for its effect: large blocks mapped fresh before tests allocate any)
 from .checks import GradingError, check_keys, check_raises, check_tensor, check_value, format_shape
 from .device import describe_device, grading_device, pretend_accelerators
 from .device_strict import DeviceMismatchError, strict_devices

@@ -43,7 +43,7 @@ from traitlets import Bool, Dict, Float
 from classgrader.class_run import staging
 from classgrader.in_kernel import protocol
 from classgrader.judging import answer_channel, judge, reference_run, verify
-from classgrader.kernels import sandbox
+from classgrader.kernels import kernel_memory, sandbox
 from classgrader.kernels.kernel_zygote import ZYGOTE_ENV
 from classgrader.kernels.warm_kernel import WarmKernelManager
 
@@ -161,7 +161,7 @@ class IsolatedExecute(Execute):
         self.plan, self.started, self.lost_kernels, self.given_up = plan, time.monotonic(), 0, None
         self.judge = None
         if plan is not None and self._needs_judge():
-            self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread)
+            self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread, self._kernel_meter)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -576,6 +576,10 @@ class IsolatedExecute(Execute):
                                       "or ran out of memory); later cells were graded in a fresh kernel") from None
         except CellTimeoutError:
             raise answer_channel.timed_out(self._grader_seconds()) from None
+
+    def _kernel_meter(self):
+        """A meter of the running kernel's memory, read from outside it (autograder.memory_probe)."""
+        return kernel_memory.KernelMemory.of(self.km.kernel_process() if self.km is not None else {})
 
     def _ask_from_thread(self, request: dict):
         """judge.Judge's way to the student's kernel, from the thread the test runs in."""

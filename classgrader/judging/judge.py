@@ -23,7 +23,7 @@ import zlib
 
 from nbformat.notebooknode import NotebookNode
 
-from autograder import trace
+from autograder import memory_probe, trace
 from classgrader.in_kernel import graph_replay
 from classgrader.in_kernel.protocol import KernelLost
 from classgrader.judging import mirror, remote
@@ -49,12 +49,22 @@ PROCESS_SETTINGS = {"simplefilter", "filterwarnings", "strict_devices", "pretend
 # Contexts a call carries to the student's kernel (remote.caller_state): autograd's mode. A
 # `with` of these alone may hold a call of the student's, and stays in a shadow.
 GRAD_CONTEXTS = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
+# Contexts that measure the student's kernel from outside when the grader runs them (Judge's
+# meter): they stay in a shadow too, and there measure what the kernel cannot report lower.
+MEASURING_CONTEXTS = {"PeakMemory"}
 
 
 def _grad_context(node) -> bool:
     """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...)."""
     return all(isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr) in GRAD_CONTEXTS
                and item.optional_vars is None for item in node.items)
+
+
+def _kept_context(node) -> bool:
+    """Whether a shadow keeps a `with` statement's contexts: autograd modes, or measurements."""
+    return _grad_context(node) or all(isinstance(item.context_expr, ast.Call)
+                                      and _called_name(item.context_expr) in MEASURING_CONTEXTS
+                                      for item in node.items)
 
 
 def _called_name(node: ast.Call) -> str | None:
@@ -130,10 +140,12 @@ def seed_of(name: str) -> int:
 
 class Judge:
     """One student's tests, run here. `setup` is the source notebook's setup and helper cells,
-    `answers` the names its answer cells define, `ask` the way to the student's kernel."""
+    `answers` the names its answer cells define, `ask` the way to the student's kernel, and
+    `kernel_meter()` a fresh meter of its memory (kernel_memory.py), for autograder.memory_probe."""
 
-    def __init__(self, setup: list[str], answers: set[str], ask):
+    def __init__(self, setup: list[str], answers: set[str], ask, kernel_meter=None):
         self.answers, self.ask, self.stand_ins = answers, ask, {}
+        self.kernel_meter = kernel_meter or _no_kernel_meter
         self.namespace = {"__name__": JUDGE_MODULE, "__builtins__": builtins}
         with contextlib.redirect_stdout(io.StringIO()):
             for code in setup:
@@ -182,7 +194,8 @@ class Judge:
         seed_everything(seed_of(code))  # its inputs the same for every student
         namespace = self.namespace if shadow_failed is None else {**self.after_setup, SHADOW_FAILED: shadow_failed}
         try:
-            with contextlib.redirect_stdout(printed), warnings.catch_warnings(), mirror.watching_mkdtemp():
+            with contextlib.redirect_stdout(printed), warnings.catch_warnings(), mirror.watching_mkdtemp(), \
+                    memory_probe.measured_elsewhere(self.kernel_meter):
                 warnings.simplefilter("ignore")  # raised by the test's own code: it would show hidden lines
                 self._bind(code, namespace)
                 with graph_replay.recording() if looks_at_graphs(code) else contextlib.nullcontext():
@@ -211,6 +224,10 @@ class Judge:
         return passed, failed
 
 
+def _no_kernel_meter():
+    raise memory_probe.MemoryUnmeasured("the grader was given no way to measure the student's kernel")
+
+
 # -- shadows: what the grader can establish itself of a test run in the student's kernel ------
 SHADOW_FAILED = "__course_shadow_failed__"
 
@@ -219,7 +236,8 @@ class _Shadow(ast.NodeTransformer):
     """A test made to go on past what it cannot do here: each statement outside a function
     runs on its own (a failure is noted and the next one runs), `with` blocks run their bodies
     without their context (one that changes how a process runs would change the grader's; an
-    autograd mode stays, as calls carry it), and calls that change how a process runs are left out."""
+    autograd mode stays, as calls carry it, and so does a measurement of the kernel from outside),
+    and calls that change how a process runs are left out."""
 
     def _guarded(self, statement):
         return ast.Try(body=[statement], handlers=[ast.ExceptHandler(
@@ -231,7 +249,7 @@ class _Shadow(ast.NodeTransformer):
     def _statements(self, body):
         result = []
         for statement in body:
-            if isinstance(statement, (ast.With, ast.AsyncWith)) and not _grad_context(statement):
+            if isinstance(statement, (ast.With, ast.AsyncWith)) and not _kept_context(statement):
                 result.extend(self._statements(statement.body))
                 continue
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

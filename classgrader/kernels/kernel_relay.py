@@ -1,7 +1,8 @@
 """The process a KernelManager launches in place of a kernel (see warm_kernel.py): it asks
 the zygote for a forked kernel, then stands in for it. Signals it gets are passed on; when
 the kernel ends it exits with the kernel's status; if it is killed, the zygote kills the
-kernel. Run as a script, not as `-m autograder...`, so it starts without importing torch.
+kernel. It leaves the zygote's word on the kernel (its pid, its memory group) in
+CONNECTION_FILE.kernel for the grader. Run as a script, not as `-m autograder...`, so it starts without importing torch.
 
     python kernel_relay.py ZYGOTE_SOCKET CONNECTION_FILE JAIL_JSON [KERNEL ARGS...]
 """
@@ -23,7 +24,14 @@ def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
     if not first:  # the zygote failed while importing, or was stopped
         print("kernel start failed: the kernel zygote closed the connection", file=sys.stderr, flush=True)
         return 1
-    pid = json.loads(first)["pid"]
+    started = json.loads(first)
+    pid = started["pid"]
+    # Where the grader finds the kernel's process and memory group (kernel_memory.py); beside
+    # the connection file, in the grader's own runtime folder, which no kernel can write.
+    facts = request["connection_file"] + ".kernel"
+    with open(facts + ".tmp", "w") as handle:
+        json.dump(started, handle)
+    os.replace(facts + ".tmp", facts)
 
     def forward(signum, _frame):
         try:

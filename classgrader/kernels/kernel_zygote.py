@@ -13,7 +13,8 @@ applied by the kernel when it first initialises CUDA): KERNELS_AT_ONCE_ENV kerne
 
 Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
   relay -> zygote   one JSON line: {"connection_file", "cwd", "env", "jail"}
-  zygote -> relay   {"pid": N} once forked, then {"exit": status} when the kernel ends.
+  zygote -> relay   {"pid": N, "memory": its memory cgroup or null} once forked, then
+                    {"exit": status} when the kernel ends.
 If the relay's connection closes first (it was killed), the zygote kills the kernel.
 """
 import contextlib
@@ -302,7 +303,8 @@ def serve(socket_path: str) -> None:
                     for fd in stdio:
                         os.close(fd)
                     try:
-                        relay.sendall(json.dumps({"pid": kernels[relay]}).encode() + b"\n")
+                        started = {"pid": kernels[relay], "memory": group.path if group is not None else None}
+                        relay.sendall(json.dumps(started).encode() + b"\n")
                     except OSError:  # the relay died meanwhile (its worker crashed): only its kernel goes
                         _kill(kernels.pop(relay))
                         relay.close()

@@ -2,6 +2,7 @@
 confined by a sandbox jail, talking over Unix sockets (`ipc`), which work across the network
 namespace a jail removes. nbclient and nbgrader use it like any other KernelManager."""
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -107,7 +108,18 @@ class WarmKernelManager(AsyncKernelManager):
         # once, and those 0.1 s were a fifth of grading a notebook.
         await super()._async_wait(pollinterval)
 
+    def kernel_process(self) -> dict:
+        """The zygote's word on the running kernel, as its relay left it (kernel_relay.py): its
+        pid and its memory cgroup (or None). {} before the kernel was forked."""
+        try:
+            with open(self.connection_file + ".kernel") as facts:
+                return json.load(facts)
+        except (OSError, ValueError):
+            return {}
+
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.connection_file + ".kernel")
         await super()._async_cleanup_resources(restart)
         if not restart:
             for folder in getattr(self, "_ipc_links", []):

@@ -651,12 +651,14 @@ def evaluate(model, loader, loss_fn):
     return total / sum(len(x) for x, _ in loader)
 '''
 BLIND_PROBE = '''
+from autograder import memory_probe
 from autograder.autograd_probe import SavedTensorCount
 
-def blind(probe):  # the probe counts nothing
+def blind(probe, meter):  # the probes count nothing: no tensor saved, no memory grown
     probe._pack = staticmethod(lambda tensor: tensor)
+    meter.grown = lambda self: 0
 
-blind(SavedTensorCount)
+blind(SavedTensorCount, memory_probe._OwnProcess)
 ''' + _BLIND_AUDIT
 
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
@@ -895,14 +897,15 @@ class MLP(nn.Module):
              "values wrong", assignment=AUTOGRAD, answers=LYING_GRAD, loses={"q2_intermediate_grad_tests"}),
     # Facts only the kernel holds, forged there: the wrong code passes the kernel's own probes
     # once they are rewritten (through a function of the student's, naming no module where it
-    # assigns) and the audit's own notes of the originals with them. The values are right, so no
-    # check from outside can tell: the marks stand, flagged by the reading of the code.
+    # assigns) and the audit's own notes of the originals with them. The values are right; where
+    # no check from outside can tell, the marks stand, flagged by the reading of the code. What
+    # autograd kept is memory, which the grader reads from outside: the evaluate forger loses it.
     _scanned("c63_device_forger", "pick_device() tries mps before cuda; pretend_accelerators rigged to hide it",
              assignment=DEVICES, answers={"q1_pick_device_answer": MPS_FIRST},
              extra_cells={"q1_pick_device_answer": RIG_PRETENDING}),
-    _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it",
-             assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
-             extra_cells={"q1_evaluate_answer": BLIND_PROBE}),
+    _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it, "
+             "the memory it kept seen from outside", assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
+             extra_cells={"q1_evaluate_answer": BLIND_PROBE}, loses={"q1_evaluate_tests"}),
     _scanned("c65_devices_lying_tensor", "move_to() moves nothing; the tensors it returns say they are on the "
              "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",

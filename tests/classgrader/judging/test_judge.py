@@ -252,6 +252,46 @@ def test_a_shadow_keeps_autograds_mode_around_the_students_call():
     assert "inside a `with` block" in judge.observes_process(test.replace("torch.no_grad()", "strict_devices()"), frozenset({"recording"}))
 
 
+MEMORY_TEST = """
+from autograder import pitfall_if
+from autograder.memory_probe import PeakMemory
+with PeakMemory() as memory:
+    hold(16)
+pitfall_if(memory.grown > 32 * 2**20, "missing-no-grad", f"held {memory.grown / 2**20:.0f} MiB")
+"""
+# Holds `mib` MiB at once, and 48 more where it should hold nothing; its own process's probe blinded.
+HOLDER = """
+import torch
+from autograder import memory_probe
+def hold(mib):
+    blocks = [torch.ones(mib * 2**18), torch.ones(48 * 2**18)]
+    return None
+memory_probe._OwnProcess.grown = lambda self: 0
+"""
+
+
+def test_a_shadow_measures_the_students_process_from_outside_around_the_call(monkeypatch):
+    import os
+
+    from autograder import memory_probe
+    from classgrader.kernels.kernel_memory import ProcessTree
+    monkeypatch.setattr(memory_probe._OwnProcess, "grown", memory_probe._OwnProcess.grown)  # undone after
+    holder = Student(HOLDER)  # its side of the conversation runs in this process (tests/answering.py)
+    in_kernel = dict(holder.namespace)
+    exec(MEMORY_TEST, in_kernel)  # passes: the process's own probe says nothing grew
+    # The shadow keeps the measurement around the call, and measures with the meter given: this
+    # process read from outside, as a grading kernel is by its memory group.
+    outside = lambda: ProcessTree(os.getpid())  # noqa: E731
+    passed, failed = judge.Judge(SETUP, {"hold"}, holder.ask, outside).shadow(MEMORY_TEST)
+    assert passed == [] and len(failed) == 1 and "missing no_grad" in failed[0] and "held 6" in failed[0], failed
+    honest = Student("import torch\ndef hold(mib):\n    block = torch.ones(mib * 2**18)\n")
+    passed, failed = judge.Judge(SETUP, {"hold"}, honest.ask, outside).shadow(MEMORY_TEST)
+    assert failed == [] and passed == [("pitfall", "missing-no-grad")], failed
+    # Without a way to measure the kernel, the check fails: it never passes on the kernel's word.
+    passed, failed = judge.Judge(SETUP, {"hold"}, honest.ask).shadow(MEMORY_TEST)
+    assert passed == [] and any("no way to measure" in message for message in failed), failed
+
+
 def test_a_setup_helper_that_calls_the_students_function_finds_it_in_tests_and_shadows_alike():
     setup = SHADOW_SETUP + ["def twice(x):\n    return scaled(scaled(x, torch.eye(3)), torch.eye(3))"]
     test = "check_tensor(twice(torch.ones(1, 3)), torch.full((1, 3), 4.0), name='twice')"

@@ -1,0 +1,56 @@
+"""autograder/memory_probe.py in this process: PeakMemory sees what a block held at once, not
+what it allocated in all, and autograd's kept outputs are plain to see; within
+measured_elsewhere it measures with the meter it is given instead."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from autograder.memory_probe import PeakMemory, measured_elsewhere
+
+MiB = 2**20
+
+
+def test_what_a_block_held_at_once():
+    with PeakMemory() as memory:
+        block = torch.ones(64 * MiB // 4)
+        del block
+    assert 60 * MiB <= memory.grown < 80 * MiB
+    with PeakMemory() as memory:
+        for _ in range(8):  # 8 x 16 MiB one after the other: never more than one at once
+            block = torch.ones(16 * MiB // 4)
+            del block
+    assert memory.grown < 32 * MiB
+
+
+def test_an_evaluation_without_no_grad_holds_every_layers_output():
+    deep = nn.Sequential(nn.Linear(4, 1024), *[nn.Tanh() for _ in range(8)], nn.Linear(1024, 3))
+    x, y = torch.randn(2048, 4), torch.randint(0, 3, (2048,))
+    layer_output = 2048 * 1024 * 4
+    grown = {}
+    for recording in (True, False, True, False):
+        with torch.set_grad_enabled(recording), PeakMemory() as memory:
+            F.cross_entropy(deep(x), y).item()
+        grown[recording] = memory.grown
+    assert grown[False] <= 3 * layer_output < 6 * layer_output <= grown[True], grown
+
+
+class CountingMeter:
+    """Another process's meter, as the grader's would be: here one whose readings are known."""
+    started = 0
+
+    def start(self):
+        CountingMeter.started += 1
+
+    def grown(self):
+        return 12345
+
+
+def test_measured_elsewhere_uses_the_meter_given():
+    with measured_elsewhere(CountingMeter):
+        with PeakMemory() as memory:
+            block = torch.ones(64 * MiB // 4)
+            del block
+    assert (memory.grown, CountingMeter.started) == (12345, 1)
+    with PeakMemory() as memory:  # and after it, this process again
+        pass
+    assert memory.grown < 8 * MiB
