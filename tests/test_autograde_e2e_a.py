@@ -3,6 +3,6 @@ import pytest
 
 from autograde_e2e import *  # noqa: F401,F403 (the module fixture, the tests, their parametrization)
 
-pytestmark = [pytest.mark.kernels, pytest.mark.early(3)]
+pytestmark = pytest.mark.early(3)
 
 UNITS = units("01_tensors", "02_devices", "03_broadcasting_views")

@@ -3,6 +3,6 @@ import pytest
 
 from autograde_e2e import *  # noqa: F401,F403 (the module fixture, the tests, their parametrization)
 
-pytestmark = [pytest.mark.kernels, pytest.mark.early(5)]
+pytestmark = pytest.mark.early(5)
 
 UNITS = units("04_autograd", "05_no_grad", "06_modules")

@@ -3,6 +3,6 @@ import pytest
 
 from autograde_e2e import *  # noqa: F401,F403 (the module fixture, the tests, their parametrization)
 
-pytestmark = [pytest.mark.kernels, pytest.mark.early(6)]
+pytestmark = pytest.mark.early(6)
 
 UNITS = units("07_checkpoints", "08_capstone")

@@ -14,7 +14,7 @@ import pytest
 
 from coursekit import ROOT, build_submission, nbgrader, read_notebook, write_notebook
 
-pytestmark = [pytest.mark.kernels, pytest.mark.early(8)]
+pytestmark = pytest.mark.early(8)
 
 ASSIGNMENT, NOTEBOOK = "01_tensors", "01_tensors.ipynb"
 STUDENTS = {"alice": {}, "bob": None}  # alice submits the reference answers, bob the untouched notebook

@@ -40,7 +40,7 @@ NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: {INSTALL}"
 IN_CI = os.environ.get("CI", "").lower() in ("true", "1")
 # A machine without the browser skips these tests, but CI must not pass by testing nothing.
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_BROWSER)
-pytestmark = [pytestmark, pytest.mark.kernels, pytest.mark.early(7)]
+pytestmark = [pytestmark, pytest.mark.early(7)]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -58,7 +58,7 @@ def why_not() -> str:
 
 
 pytestmark = pytest.mark.skipif(bool(why_not()) and not IN_CI, reason=why_not() or "-")
-pytestmark = [pytestmark, pytest.mark.kernels, pytest.mark.early(2)]
+pytestmark = [pytestmark, pytest.mark.early(2)]
 
 
 # ---- the machine: users, processes, ports ----

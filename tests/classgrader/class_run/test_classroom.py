@@ -8,8 +8,6 @@ import pytest
 from classgrader.class_run.classroom import triage
 from coursekit import ROOT, build_submission, make_course, read_notebook, tool_env, write_notebook
 
-pytestmark = pytest.mark.kernels
-
 NOTEBOOK = "01_tensors.ipynb"
 
 

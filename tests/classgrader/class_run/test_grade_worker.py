@@ -2,11 +2,7 @@
 import subprocess
 import sys
 
-import pytest
-
 from coursekit import tool_env
-
-pytestmark = pytest.mark.kernels
 
 HOLD = """
 import sys, time

@@ -25,8 +25,6 @@ from classgrader.class_run.outcomes import RecordOutcomes
 from classgrader.commands import report
 from coursekit import ROOT, build_submission, make_course, read_notebook, run_module, tool_env, write_notebook
 
-pytestmark = pytest.mark.kernels  # the one real class run starts sandboxed kernels
-
 ASSIGNMENT, NOTEBOOK = "01_tensors", "01_tensors"
 ITEMS = ["q1_describe_tests", "q2_classify_error_tests", "q3_channel_means_tests", "q4_tensor_bytes_tests",
          "q5_same_after_rounding_tests", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests", "quiz_q4_tests"]

@@ -11,8 +11,6 @@ from traitlets.config import Config
 from classgrader.judging import isolated_execute
 from classgrader.kernels import sandbox
 
-pytestmark = pytest.mark.kernels
-
 
 def test_refuses_without_a_sandbox(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "unavailable_reason", lambda: "not running as root.")

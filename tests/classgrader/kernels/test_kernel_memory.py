@@ -13,9 +13,8 @@ from autograder.memory_probe import MemoryUnmeasured
 from classgrader.kernels import cgroup, sandbox
 from classgrader.kernels.kernel_memory import GroupV1, GroupV2, KernelMemory, ProcessTree
 
-pytestmark = pytest.mark.kernels  # the last test starts a jailed kernel
 MiB = 2**20
-# Holds N MiB for a moment each time it reads a line N, then frees it; with CHILD, through a child of its own.
+# Holds N MiB for a moment each time it reads a line N, then frees it (holder() may run it in a child).
 HOLDER = """
 import sys
 for line in sys.stdin:

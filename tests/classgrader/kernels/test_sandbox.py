@@ -33,7 +33,6 @@ IN_CI = os.environ.get("CI") == "true"
 # CI runs as root, so there a missing sandbox is a failure, not a reason to skip.
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                                 reason=f"{sandbox.unavailable_reason()}")
-pytestmark = [pytestmark, pytest.mark.kernels]
 libc = ctypes.CDLL(None, use_errno=True)
 MNT_DETACH = 2
 

@@ -15,8 +15,6 @@ from classgrader.kernels import sandbox
 from classgrader.kernels.kernel_zygote import Zygote
 from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
 
-pytestmark = pytest.mark.kernels
-
 LEAVE_STATE = """
 import os, torch
 torch.left_behind = "state"
