@@ -660,6 +660,29 @@ def blind(probe, meter):  # the probes count nothing: no tensor saved, no memory
 
 blind(SavedTensorCount, memory_probe._OwnProcess)
 ''' + _BLIND_AUDIT
+TRAIN_KEEPING_GRAPHS = '''
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total = total + loss * len(x)  # every batch's graph kept alive by the running total
+        count += len(x)
+    return (total / count).item()
+'''
+BLIND_LEAK_PROBE = '''
+from autograder import memory_probe
+from autograder.autograd_probe import GraphLeakProbe
+
+def blind(probe, meter):  # the probes see nothing: no stale graph, no memory grown
+    probe.stale_graphs = lambda self: 0
+    meter.grown = lambda self: 0
+
+blind(GraphLeakProbe, memory_probe._OwnProcess)
+''' + _BLIND_AUDIT
 
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
 _SHARED_64 = """
@@ -906,6 +929,10 @@ class MLP(nn.Module):
     _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it, "
              "the memory it kept seen from outside", assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
              extra_cells={"q1_evaluate_answer": BLIND_PROBE}, loses={"q1_evaluate_tests"}),
+    _scanned("c66_train_epoch_forger", "train_epoch() keeps every batch's graph alive; the graph-leak probe blinded "
+             "to hide it, the memory it kept seen from outside", assignment=NO_GRAD,
+             answers={"q2_train_epoch_answer": TRAIN_KEEPING_GRAPHS},
+             extra_cells={"q2_train_epoch_answer": BLIND_LEAK_PROBE}, loses={"q2_train_epoch_tests"}),
     _scanned("c65_devices_lying_tensor", "move_to() moves nothing; the tensors it returns say they are on the "
              "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
