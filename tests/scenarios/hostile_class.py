@@ -16,7 +16,7 @@ from coursekit import build_submission, nbgrader_meta, read_notebook, solution_c
 from scenarios import unit01, unit06
 
 TENSORS, AUTOGRAD, MODULES = "01_tensors", "04_autograd", "06_modules"
-DEVICES, NO_GRAD = "02_devices", "05_no_grad"
+DEVICES, NO_GRAD, CHECKPOINTS = "02_devices", "05_no_grad", "07_checkpoints"
 EVERYTHING = frozenset({"*"})
 REFERENCE = MappingProxyType({})  # answers for build_submission: every answer cell holds the solution
 
@@ -683,6 +683,29 @@ def blind(probe, meter):  # the probes see nothing: no stale graph, no memory gr
 
 blind(GraphLeakProbe, memory_probe._OwnProcess)
 ''' + _BLIND_AUDIT
+LOAD_OPTIMIZER_FIRST = '''
+def load_checkpoint(path, make_model, make_optimizer, device):
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    optimizer = make_optimizer(model.parameters())  # built before .to(): on another device it steps the old tensors
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model.to(device)
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+'''
+# The pitfall check made to see nothing of the one misconception that would catch it.
+QUIET_PITFALL = '''
+import autograder
+
+def rig(library):
+    real = library.pitfall_if
+    def pitfall_if(condition, key, detail=""):
+        if key != "optimizer-on-old-parameters":
+            real(condition, key, detail)
+    library.pitfall_if = pitfall_if
+
+rig(autograder)
+''' + _BLIND_AUDIT
 
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
 _SHARED_64 = """
@@ -922,7 +945,7 @@ class MLP(nn.Module):
     # once they are rewritten (through a function of the student's, naming no module where it
     # assigns) and the audit's own notes of the originals with them. The values are right; where
     # no check from outside can tell, the marks stand, flagged by the reading of the code. What
-    # autograd kept is memory, which the grader reads from outside: the evaluate forger loses it.
+    # autograd kept is memory, which the grader reads from outside: the 05 forgers lose those tests.
     _scanned("c63_device_forger", "pick_device() tries mps before cuda; pretend_accelerators rigged to hide it",
              assignment=DEVICES, answers={"q1_pick_device_answer": MPS_FIRST},
              extra_cells={"q1_pick_device_answer": RIG_PRETENDING}),
@@ -933,6 +956,9 @@ class MLP(nn.Module):
              "to hide it, the memory it kept seen from outside", assignment=NO_GRAD,
              answers={"q2_train_epoch_answer": TRAIN_KEEPING_GRAPHS},
              extra_cells={"q2_train_epoch_answer": BLIND_LEAK_PROBE}, loses={"q2_train_epoch_tests"}),
+    _scanned("c67_checkpoint_forger", "load_checkpoint() builds the optimiser before .to(); pitfall_if rigged to "
+             "hide it", assignment=CHECKPOINTS, answers={"q2_load_checkpoint_answer": LOAD_OPTIMIZER_FIRST},
+             extra_cells={"q2_load_checkpoint_answer": QUIET_PITFALL}),
     _scanned("c65_devices_lying_tensor", "move_to() moves nothing; the tensors it returns say they are on the "
              "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
