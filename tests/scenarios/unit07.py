@@ -165,7 +165,8 @@ def load_checkpoint(path, make_model, make_optimizer, device):
     model.load_state_dict(checkpoint["model"], assign=True)
     return model, optimizer, checkpoint["epoch"], checkpoint["config"]
 ''',
-    }, loses={"q2_load_checkpoint_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
+    }, loses={"q2_load_checkpoint_tests", "q2_optimizer_parameters_tests"},
+        says=["Pitfall: an optimiser built on the old model's parameters"]),
     Scenario("unsafe_load", answers={
         "q3_load_untrusted_answer": '''
 def load_untrusted(path):
