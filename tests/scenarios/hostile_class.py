@@ -956,9 +956,11 @@ class MLP(nn.Module):
              "to hide it, the memory it kept seen from outside", assignment=NO_GRAD,
              answers={"q2_train_epoch_answer": TRAIN_KEEPING_GRAPHS},
              extra_cells={"q2_train_epoch_answer": BLIND_LEAK_PROBE}, loses={"q2_train_epoch_tests"}),
+    # Its rigged check records nothing, so the test that holds only that check recorded nothing:
+    # 0 for it. Q2's other test, whose values are right on a CPU, keeps its marks, flagged.
     _scanned("c67_checkpoint_forger", "load_checkpoint() builds the optimiser before .to(); pitfall_if rigged to "
              "hide it", assignment=CHECKPOINTS, answers={"q2_load_checkpoint_answer": LOAD_OPTIMIZER_FIRST},
-             extra_cells={"q2_load_checkpoint_answer": QUIET_PITFALL}),
+             extra_cells={"q2_load_checkpoint_answer": QUIET_PITFALL}, loses={"q2_optimizer_parameters_tests"}),
     _scanned("c65_devices_lying_tensor", "move_to() moves nothing; the tensors it returns say they are on the "
              "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
