@@ -96,6 +96,10 @@ class PeakMemory:
         self._meter.start()
         return self
 
-    def __exit__(self, *exc):
-        self.grown = self._meter.grown()
+    def __exit__(self, kind, error, traceback):
+        if kind is None:
+            self.grown = self._meter.grown()
+        else:  # the block's own error goes on, never one of measuring (a kernel lost meanwhile)
+            with contextlib.suppress(Exception):
+                self.grown = self._meter.grown()
         return False

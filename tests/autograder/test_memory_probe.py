@@ -54,3 +54,21 @@ def test_measured_elsewhere_uses_the_meter_given():
     with PeakMemory() as memory:  # and after it, this process again
         pass
     assert memory.grown < 8 * MiB
+
+
+class GoneMeter:
+    """A meter of a process that ended during the block, as a kernel lost meanwhile."""
+
+    def start(self):
+        pass
+
+    def grown(self):
+        raise FileNotFoundError("its memory group is gone")
+
+
+def test_the_blocks_own_error_is_never_replaced_by_one_of_measuring():
+    import pytest
+    with pytest.raises(KeyboardInterrupt), measured_elsewhere(GoneMeter), PeakMemory():
+        raise KeyboardInterrupt  # stands for the grader's KernelLost, which must reach the grader
+    with pytest.raises(FileNotFoundError), measured_elsewhere(GoneMeter), PeakMemory():
+        pass  # without an error of its own, the failure to measure is the error

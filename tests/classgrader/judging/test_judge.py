@@ -292,6 +292,27 @@ def test_a_shadow_measures_the_students_process_from_outside_around_the_call(mon
     assert passed == [] and any("no way to measure" in message for message in failed), failed
 
 
+class GroupGone:
+    """The meter of a kernel that died during the call: its memory group removed with it."""
+
+    def start(self):
+        pass
+
+    def grown(self):
+        raise FileNotFoundError("memory.max_usage_in_bytes")
+
+
+def test_a_kernel_lost_inside_a_measurement_reaches_the_grader():
+    student = Student("def hold(mib):\n    return None\n")
+
+    def ask(request):  # the kernel dies while it runs the call
+        if request["op"] == "call":
+            raise protocol.KernelLost("KernelDied", "the kernel stopped")
+        return student.ask(request)
+    with pytest.raises(protocol.KernelLost):
+        judge.Judge(SETUP, {"hold"}, ask, GroupGone).shadow(MEMORY_TEST)
+
+
 def test_a_setup_helper_that_calls_the_students_function_finds_it_in_tests_and_shadows_alike():
     setup = SHADOW_SETUP + ["def twice(x):\n    return scaled(scaled(x, torch.eye(3)), torch.eye(3))"]
     test = "check_tensor(twice(torch.ones(1, 3)), torch.full((1, 3), 4.0), name='twice')"
