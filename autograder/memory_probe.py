@@ -55,21 +55,22 @@ class _OwnProcess:
         except OSError as error:
             raise MemoryUnmeasured(f"this process's peak memory cannot be read here ({error.strerror})") from None
         try:
-            self.before, self.peak_before = _status_bytes("VmRSS"), _status_bytes("VmHWM")
+            self.before, self.peak_before = status_bytes("VmRSS"), status_bytes("VmHWM")
         except OSError as error:
             raise MemoryUnmeasured(f"this process's memory cannot be read here ({error.strerror})") from None
 
     def grown(self) -> int:
-        peak = _status_bytes("VmHWM")
+        peak = status_bytes("VmHWM")
         return max(0, peak - self.before) if self.reset or peak > self.peak_before else 0
 
 
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status") as status:
+def status_bytes(field: str, pid: int | str = "self") -> int:
+    """A size /proc/PID/status gives in kB (VmRSS, VmHWM), in bytes."""
+    with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
-    raise MemoryUnmeasured(f"/proc/self/status has no {field}")
+    raise MemoryUnmeasured(f"/proc/{pid}/status has no {field}")
 
 
 _elsewhere = []  # how the grader measures the student's kernel, while it checks a test there

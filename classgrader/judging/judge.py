@@ -54,17 +54,13 @@ GRAD_CONTEXTS = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
 MEASURING_CONTEXTS = {"PeakMemory"}
 
 
-def _grad_context(node) -> bool:
-    """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...)."""
-    return all(isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr) in GRAD_CONTEXTS
-               and item.optional_vars is None for item in node.items)
-
-
-def _kept_context(node) -> bool:
-    """Whether a shadow keeps a `with` statement's contexts: autograd modes, or measurements."""
-    return _grad_context(node) or all(isinstance(item.context_expr, ast.Call)
-                                      and _called_name(item.context_expr) in MEASURING_CONTEXTS
-                                      for item in node.items)
+def _grad_context(node, measuring: bool = False) -> bool:
+    """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...), or,
+    given measuring, autograd modes and measurements of the kernel (PeakMemory() as memory)."""
+    def kept(item):
+        called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
+        return called in GRAD_CONTEXTS and item.optional_vars is None or measuring and called in MEASURING_CONTEXTS
+    return all(kept(item) for item in node.items)
 
 
 def _called_name(node: ast.Call) -> str | None:
@@ -249,7 +245,7 @@ class _Shadow(ast.NodeTransformer):
     def _statements(self, body):
         result = []
         for statement in body:
-            if isinstance(statement, (ast.With, ast.AsyncWith)) and not _kept_context(statement):
+            if isinstance(statement, (ast.With, ast.AsyncWith)) and not _grad_context(statement, measuring=True):
                 result.extend(self._statements(statement.body))
                 continue
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

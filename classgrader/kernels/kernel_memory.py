@@ -13,7 +13,7 @@ file system, and only root may reset another user's peak.
 import contextlib
 import os
 
-from autograder.memory_probe import MemoryUnmeasured
+from autograder.memory_probe import MemoryUnmeasured, status_bytes
 
 
 class KernelMemory:
@@ -124,18 +124,18 @@ class ProcessTree(KernelMemory):
     def start(self) -> None:
         self.before = {}
         for pid in self._tree():
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, MemoryUnmeasured):
                 with open(f"/proc/{pid}/clear_refs", "w") as clear:
                     clear.write("5")
-                self.before[pid] = _status_bytes(pid, "VmRSS")
+                self.before[pid] = status_bytes("VmRSS", pid)
         if self.pid not in self.before:
             raise MemoryUnmeasured(f"the kernel's process {self.pid} cannot be measured")
 
     def grown(self) -> int:
         total = 0
         for pid in self._tree():
-            with contextlib.suppress(OSError, ValueError):
-                total += _status_bytes(pid, "VmHWM") - self.before.get(pid, 0)
+            with contextlib.suppress(OSError, MemoryUnmeasured):
+                total += status_bytes("VmHWM", pid) - self.before.get(pid, 0)
         return max(0, total)
 
 
@@ -144,11 +144,3 @@ def _listing(folder: str) -> list[str]:
         return os.listdir(folder)
     except OSError:
         return []
-
-
-def _status_bytes(pid: int, field: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise ValueError(f"/proc/{pid}/status has no {field}")

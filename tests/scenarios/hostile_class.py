@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from coursekit import build_submission, nbgrader_meta, read_notebook, solution_code, write_notebook
-from scenarios import unit01, unit06
+from scenarios import unit01, unit05, unit06
 
 TENSORS, AUTOGRAD, MODULES = "01_tensors", "04_autograd", "06_modules"
 DEVICES, NO_GRAD, CHECKPOINTS = "02_devices", "05_no_grad", "07_checkpoints"
@@ -178,17 +178,14 @@ def _build_truncated(dest, course):
 
 # --- Code the students write --------------------------------------------------------------
 
-def _unit01(name) -> dict:
-    return next(s.answers for s in unit01.SCENARIOS if s.student == name)
-
-
-def _unit06(name) -> dict:
-    return next(s.answers for s in unit06.SCENARIOS if s.student == name)
+def _answers(unit, name) -> dict:
+    """The answers of the scenario `name` of a unit's end-to-end scenarios (tests/scenarios/unitNN.py)."""
+    return next(s.answers for s in unit.SCENARIOS if s.student == name)
 
 
 # Honest mistakes, one per 01_tensors item, each failing a check that compares values.
 WRONG_01 = {
-    "q1_describe_answer": _unit01("len_as_numel")["q1_describe_answer"],
+    "q1_describe_answer": _answers(unit01, "len_as_numel")["q1_describe_answer"],
     "q2_classify_error_answer": '''
 def classify_error(message):
     return "device" if "device" in message else "shape"
@@ -255,12 +252,12 @@ HARDCODED_01 = {
 def describe(t):
     return {"shape": (2, 3), "dtype": torch.float32, "device": torch.device("cpu"), "numel": 6}
 ''',
-    "q2_classify_error_answer": _unit01("hardcoded")["q2_classify_error_answer"],
+    "q2_classify_error_answer": _answers(unit01, "hardcoded")["q2_classify_error_answer"],
     "q3_channel_means_answer": '''
 def channel_means(img):
     return torch.tensor([1.5, 11.5, 254.5])
 ''',
-    "q4_tensor_bytes_answer": _unit01("hardcoded")["q4_tensor_bytes_answer"],
+    "q4_tensor_bytes_answer": _answers(unit01, "hardcoded")["q4_tensor_bytes_answer"],
     "q5_same_after_rounding_answer": '''
 def same_after_rounding(value, observed, dtype):
     return {(0.5, 0.5, torch.float32): True, (1.0, 1.5, torch.float16): False}.get((value, observed, dtype), False)
@@ -660,19 +657,6 @@ def blind(probe, meter):  # the probes count nothing: no tensor saved, no memory
 
 blind(SavedTensorCount, memory_probe._OwnProcess)
 ''' + _BLIND_AUDIT
-TRAIN_KEEPING_GRAPHS = '''
-def train_epoch(model, loader, loss_fn, optimizer):
-    total, count = 0.0, 0
-    for x, y in loader:
-        x, y = x.to(DEVICE), y.to(DEVICE)
-        optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        total = total + loss * len(x)  # every batch's graph kept alive by the running total
-        count += len(x)
-    return (total / count).item()
-'''
 BLIND_LEAK_PROBE = '''
 from autograder import memory_probe
 from autograder.autograd_probe import GraphLeakProbe
@@ -763,7 +747,7 @@ def _slow_then_hang(swallow: bool, pause: float) -> dict:
 STUDENTS: list[ClassStudent] = [
     # 01_tensors
     _student("c01_correct", "the reference solution"),
-    _student("c02_alternative", "correct, written differently", answers=_unit01("alternative_a")),
+    _student("c02_alternative", "correct, written differently", answers=_answers(unit01, "alternative_a")),
     _student("c03_partly_correct", "two wrong items: len(t) as numel, a wrong quiz letter",
              answers={**_wrong("q1_describe_answer"), "quiz_q2_answer": 'q2 = "a"\n'},
              loses=_tests("q1", "quiz_q2_tests")),
@@ -926,7 +910,7 @@ def manual_grad(x, w, b):
              loses={"q2_mlp_tests"}, flag=SHADOW_CAUGHT),
     _student("c34_modules_correct", "the reference solution", assignment=MODULES),
     _student("c35_modules_alternative", "correct, written differently", assignment=MODULES,
-             answers=_unit06("alternative_a")),
+             answers=_answers(unit06, "alternative_a")),
     _student("c36_modules_infinite_loop", "MLP.forward never returns", assignment=MODULES,
              answers={"q2_mlp_answer": '''
 class MLP(nn.Module):
@@ -954,7 +938,7 @@ class MLP(nn.Module):
              extra_cells={"q1_evaluate_answer": BLIND_PROBE}, loses={"q1_evaluate_tests"}),
     _scanned("c66_train_epoch_forger", "train_epoch() keeps every batch's graph alive; the graph-leak probe blinded "
              "to hide it, the memory it kept seen from outside", assignment=NO_GRAD,
-             answers={"q2_train_epoch_answer": TRAIN_KEEPING_GRAPHS},
+             answers=_answers(unit05, "running_loss_tensor"),
              extra_cells={"q2_train_epoch_answer": BLIND_LEAK_PROBE}, loses={"q2_train_epoch_tests"}),
     # Its rigged check records nothing, so the test that holds only that check recorded nothing:
     # 0 for it. Q2's other test, whose values are right on a CPU, keeps its marks, flagged.

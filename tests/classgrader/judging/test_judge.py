@@ -287,6 +287,10 @@ def test_a_shadow_measures_the_students_process_from_outside_around_the_call(mon
     honest = Student("import torch\ndef hold(mib):\n    block = torch.ones(mib * 2**18)\n")
     passed, failed = judge.Judge(SETUP, {"hold"}, honest.ask, outside).shadow(MEMORY_TEST)
     assert failed == [] and passed == [("pitfall", "missing-no-grad")], failed
+    # Kept beside an autograd mode too, as the call carries that mode.
+    both = MEMORY_TEST.replace("with PeakMemory() as memory:", "with torch.no_grad(), PeakMemory() as memory:")
+    passed, failed = judge.Judge(SETUP, {"hold"}, honest.ask, outside).shadow(both)
+    assert failed == [] and passed == [("pitfall", "missing-no-grad")], failed
     # Without a way to measure the kernel, the check fails: it never passes on the kernel's word.
     passed, failed = judge.Judge(SETUP, {"hold"}, honest.ask).shadow(MEMORY_TEST)
     assert passed == [] and any("no way to measure" in message for message in failed), failed
