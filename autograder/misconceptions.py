@@ -20,135 +20,155 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
     # Unit 01: tensors, shape, dtype, device.
     Misconception(
         "len-as-numel", "len(t) taken for the number of elements",
-        "len(t) is the size of the first dimension only; a tensor's element count is the "
-        "product of every dimension."),
+        "The value of len(t) is the size of the first dimension only (a 0-dimensional tensor "
+        "has no len at all); a tensor's element count is the product of every dimension."),
     Misconception(
         "size-not-called", "t.size without calling it",
-        "t.size is a method; without () you get the method itself, not the shape."),
+        "The attribute t.size is a method: without () you get the method itself, not the shape."),
     Misconception(
         "integer-truncation", "integer tensors silently truncating",
-        "An integer tensor cannot hold a fraction, so integer division, or writing a "
-        "result into an integer tensor, quietly drops everything after the point. "
-        "Compute in a floating-point dtype."),
+        "An integer tensor cannot hold a fraction. Dividing with / gives a floating-point "
+        "result, but // rounds down (-7 // 2 is -4), converting a result to an integer dtype "
+        "cuts off its fraction, and writing a floating-point result into an integer tensor (by "
+        "indexing or copy_) truncates it, while an in-place operation or out= refuses it with "
+        "an error. Compute in a floating-point dtype."),
     Misconception(
         "precision-as-bug", "precision loss read as a bug in the model",
-        "Every floating-point dtype rounds to the nearest number it can hold; float16 and "
-        "bfloat16 hold few digits, so a value that comes back slightly different can be "
-        "plain rounding. Check what the dtype can represent before suspecting the code."),
+        "Every floating-point dtype rounds a value to the nearest number it can hold, and "
+        "float16 and bfloat16 hold only a few significant digits, so a value that comes back "
+        "slightly different can be plain rounding. Check what the dtype can represent before "
+        "suspecting the code."),
     # Unit 02: devices.
     Misconception(
         "to-not-assigned", "t.to(device) without assigning the result",
-        "tensor.to() returns a new tensor and leaves the original where it was; only "
-        "module.to() moves in place. Keep the result."),
+        "Calling .to() on a tensor returns the moved tensor and leaves the original where it "
+        "was (module.to() is the one that moves in place). Keep the result."),
     Misconception(
         "batch-not-moved", "model moved but batch not",
-        "every tensor an operation reads must be on the model's device: the inputs and "
-        "targets of each batch too, not only the model."),
+        "Every tensor an operation reads must be on one device (a 0-dimensional CPU tensor is "
+        "the usual exception), so the inputs and targets of each batch must be moved to the "
+        "model's device too, not only the model."),
     Misconception(
         "created-on-default-device", "a tensor created inside forward on the default device",
-        "torch.zeros(n) and friends allocate on the CPU unless told otherwise, whatever "
-        "device the input is on. Create new tensors on the input's device."),
+        "A tensor made with torch.zeros(n), torch.ones(n) and the like is allocated on the "
+        "default device (the CPU unless you changed it), whatever device the input is on. "
+        "Create new tensors on the input's device."),
     Misconception(
         "moved-leaf-no-grad", "torch.randn(3, requires_grad=True).to(dev) giving a non-leaf",
-        "moving a tensor that requires grad records the move, so the result is a non-leaf "
-        "whose .grad stays None on an accelerator; the leaf is the CPU original. Create the "
-        "tensor on the device (device=...), then ask for gradients."),
+        "Moving a tensor that requires grad to another device records the move, so the result "
+        "is a non-leaf whose .grad stays None after backward; the leaf that receives the "
+        "gradient is the original on the CPU. Create the tensor on the device (device=...), "
+        "then ask for gradients."),
     # Unit 03: broadcasting and views.
     Misconception(
         "column-vs-flat-loss", "an (N, 1) prediction against an (N,) target",
-        "broadcasting stretches (N, 1) against (N,) into an (N, N) table of every "
-        "prediction against every target; its mean trains the model towards the average "
-        "target. Make the two shapes equal before subtracting."),
+        "Broadcasting stretches (N, 1) against (N,) into an (N, N) table of every prediction "
+        "against every target, and its mean trains each prediction towards the average target. "
+        "Make the two shapes equal before subtracting."),
     Misconception(
         "mutates-through-view", "mutating a caller's tensor through a view",
-        "a view (slicing, view, transpose, expand, and reshape when it can) shares storage "
-        "with the tensor it came from, so an in-place change to it changes the caller's "
+        "A view (a slice, view, transpose, expand, or reshape when it can avoid a copy) shares "
+        "storage with the tensor it came from, so an in-place change to it changes the caller's "
         "tensor too."),
     Misconception(
         "reshape-always-copies", "assuming reshape always copies",
-        "reshape returns a view whenever the strides allow one and copies only when they "
-        "do not; whether the result shares storage depends on the input."),
+        "The result of reshape is a view whenever the strides allow one, and a copy only when "
+        "they do not, so whether it shares storage with its input depends on the input."),
     Misconception(
         "accidental-broadcast", "a result broadcast to the right shape by accident",
-        "broadcasting can make a wrong computation come out with a plausible shape; check "
-        "the exact shape of every intermediate, not only that the final one fits."),
+        "Broadcasting can make a wrong computation come out with a plausible shape. Check the "
+        "exact shape of every intermediate, not only that the final one fits."),
     # Unit 04: autograd records the graph.
     Misconception(
         "non-leaf-grad", "expecting .grad on a non-leaf",
-        "backward fills .grad only for leaves (tensors you created with requires_grad); an "
-        "intermediate result's .grad stays None unless you ask for it."),
+        "The backward pass fills .grad only for leaf tensors that require grad (the ones you "
+        "created with requires_grad=True, parameters among them); an intermediate result's "
+        ".grad stays None unless you ask for it."),
     Misconception(
         "grad-accumulates", "gradients silently doubled by accumulation",
-        "backward adds into .grad rather than replacing it, so each step's gradient piles on "
-        "the previous ones until you zero it."),
+        "Each backward() adds into .grad rather than replacing it, so each step's gradient "
+        "piles on the previous ones until you zero it."),
     Misconception(
         "static-graph", "believing the graph is static",
-        "autograd records a new graph on every forward pass; a loss computed once, before the "
-        "loop, keeps describing the parameters as they were then."),
+        "Autograd records a new graph every time the forward computation runs. A loss computed "
+        "once, before the loop, keeps describing the parameters as they were then, and its "
+        "graph is freed by its first backward()."),
     Misconception(
         "recording-by-value", "recording decided by values rather than by requires_grad",
-        "autograd records an operation exactly when one of its inputs requires grad and recording "
-        "is on: the numbers never matter, so a product with zero is recorded, while a detached "
-        "tensor, or a result made under no_grad, records nothing."),
+        "Autograd records an operation when recording is on (not under no_grad), one of its "
+        "inputs requires grad, and its result can carry a gradient; the values never matter, so "
+        "a product with zero is recorded. An operation whose result cannot carry a gradient (a "
+        "comparison such as u > 0, argmax, anything with an integer or bool result) records "
+        "nothing, and neither does an operation on a detached tensor alone or one run under "
+        "no_grad."),
     # Unit 05: no_grad and detach.
     Misconception(
         "missing-no-grad", "missing no_grad",
-        "without no_grad (or inference_mode), every operation on parameters that require "
-        "grad is recorded and its intermediates are kept for a backward pass that never comes."),
+        "Outside no_grad (or inference_mode), operations on a tensor that requires grad, such "
+        "as a parameter, are recorded, and the tensors they save for backward stay alive as "
+        "long as their results do, for a backward pass that never comes. An evaluation or an "
+        "update of parameters by hand must record nothing."),
     Misconception(
         "eval-as-no-grad", "model.eval() used as if it were no_grad",
-        "eval() switches layers such as dropout and batch norm to their evaluation behaviour; "
-        "it does not stop autograd from recording. Evaluation needs both."),
+        "Calling model.eval() switches layers such as dropout and batch norm to their "
+        "evaluation behaviour; it does not stop autograd from recording. Evaluation needs both."),
     Misconception(
         "running-loss-tensor", "running loss kept as a tensor",
-        "adding the loss tensor itself to a running total links every batch's graph to it, so "
-        "none of them can be freed. Log a plain number."),
+        "Adding the loss tensor itself to a running total links every batch's graph to that "
+        "total, so none of those graphs, and nothing they still hold, can be freed while the "
+        "total lives. Log a plain number."),
     Misconception(
         "mode-not-restored", "train mode not restored after evaluation",
-        "eval() stays switched on until someone switches it off, so training after an "
-        "evaluation that does not put the model back runs without dropout and with frozen "
-        "batch-norm statistics."),
+        "Evaluation mode stays on until something switches it off, so training after an "
+        "evaluation that does not put the model back runs without dropout and with batch norm "
+        "using, and no longer updating, its running statistics."),
     # Unit 06: modules, parameters, buffers.
     Misconception(
         "bare-tensor-attribute", "a bare tensor attribute",
-        "a tensor stored as a plain attribute is neither a parameter nor a buffer: .to() "
-        "leaves it behind and state_dict() does not save it. Register it as a buffer."),
+        "A tensor stored as a plain attribute is neither a parameter nor a buffer: .to() leaves "
+        "it behind and state_dict() does not save it. Register it as a buffer."),
     Misconception(
         "python-list-of-layers", "a Python list of layers",
-        "modules kept in a plain list are invisible to the parent: their parameters are not "
-        "in .parameters() (so no optimiser trains them), not moved by .to() and not saved. "
-        "Use nn.ModuleList or nn.Sequential."),
+        "Modules kept in a plain Python list are invisible to the parent: their parameters are "
+        "not in .parameters() (so no optimiser built on them trains them), and .to(), "
+        "state_dict() and train()/eval() do not reach them. Use nn.ModuleList or nn.Sequential."),
     Misconception(
         "statistics-as-parameter", "statistics stored as a Parameter",
-        "an nn.Parameter is something the optimiser updates by gradient descent; running "
-        "statistics are computed, not learned, so they belong in buffers."),
+        "An nn.Parameter is listed by parameters(), so an optimiser built on them changes it "
+        "whenever it has a gradient; running statistics are computed from the data, not "
+        "learned, so they belong in buffers."),
     Misconception(
         "buffer-updated-in-eval", "a buffer updated in eval mode",
-        "in eval mode a module must use its running statistics, not change them; otherwise "
+        "In eval mode a module must use its running statistics, not change them; otherwise "
         "every evaluation shifts the model it evaluates."),
     # Unit 07: checkpoints and safe loading.
     Misconception(
         "saved-model-object", "saving the model object",
-        "pickling the whole module stores the path of its class, so the file loads only where "
-        "that exact code exists and is refused under weights_only. Save the state_dict."),
+        "Pickling the whole module stores its class by import path, without the class's code, "
+        "so the file loads only where that class can be imported again, and weights_only=True "
+        "refuses it. Save the state_dict."),
     Misconception(
         "optimizer-state-dropped", "optimiser state dropped",
-        "momentum and Adam's moment estimates live in the optimiser's state_dict; resuming "
-        "without it restarts them from zero and the run diverges from the uninterrupted one."),
+        "Momentum buffers and Adam's moment estimates live in the optimiser's state_dict; "
+        "resuming without it starts them afresh, so the resumed run differs from the "
+        "uninterrupted one."),
     Misconception(
         "optimizer-on-old-parameters", "an optimiser built on the old model's parameters",
-        "an optimiser holds the parameter objects it was given; after the model is rebuilt or "
-        "moved to another device those objects can be stale, and stepping them trains nothing "
-        "the model uses. Build the optimiser from the final model."),
+        "An optimiser holds the parameter objects it was given. After the model is rebuilt, or "
+        "moved in a way that replaces its parameters, those objects are stale, and stepping "
+        "them trains nothing the model uses. Build the optimiser from the final model."),
     Misconception(
         "unsafe-load", "weights_only=False on an untrusted file",
-        "unpickling runs whatever the file tells it to: a checkpoint from elsewhere is a "
-        "program from elsewhere. weights_only=True refuses anything but tensors and plain "
-        "containers."),
+        "Unpickling with weights_only=False runs whatever code the file names, so a checkpoint "
+        "from elsewhere is a program from elsewhere. With weights_only=True the loader rebuilds "
+        "only tensors, containers and plain values (numbers, strings, None, torch.Size, dtypes, "
+        "devices) and refuses, without calling it, any other class or function the file names "
+        "unless you allowlist it."),
     Misconception(
         "config-not-plain", "a config that cannot load under weights_only",
-        "a dataclass or argparse Namespace is a custom class to the unpickler, refused under "
-        "weights_only=True. Save the config as plain types (a dict of numbers and strings)."),
+        "A dataclass or an argparse Namespace is a class of your code, which the "
+        "weights_only=True loader refuses unless it is allowlisted. Save the config as plain "
+        "types (a dict of numbers and strings)."),
 ]}
 
 

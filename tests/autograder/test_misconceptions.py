@@ -3,6 +3,7 @@ their own key, pitfall_if raises PitfallError (a GradingError, hence an Assertio
 worded "Pitfall: <name>. <Explanation> <detail>", stays silent when the condition is
 False, and rejects an unknown key whatever the condition."""
 import dataclasses
+import re
 
 import pytest
 
@@ -60,10 +61,10 @@ def test_exact_message():
     with pytest.raises(PitfallError) as info:
         pitfall_if(True, "integer-truncation", "You have 2, a true division gives 2.5.")
     assert str(info.value) == (
-        "Pitfall: integer tensors silently truncating. An integer tensor cannot hold a "
-        "fraction, so integer division, or writing a result into an integer tensor, quietly "
-        "drops everything after the point. Compute in a floating-point dtype. "
-        "You have 2, a true division gives 2.5.")
+        "Pitfall: integer tensors silently truncating. "
+        + CATALOGUE["integer-truncation"].explanation
+        + " You have 2, a true division gives 2.5.")
+    assert "An integer tensor cannot hold a fraction." in str(info.value)
 
 
 def test_no_detail_means_no_trailing_space():
@@ -90,11 +91,25 @@ def test_unknown_key_is_not_a_grading_error():
     assert not isinstance(info.value, AssertionError)
 
 
-# pitfall_message once upper-cased the explanation's first letter, turning
-# "t.size is a method" into "T.size is a method": code must stay as written.
+# The message uses the explanation as written (no upper-casing of code such as t.size), so each
+# explanation itself opens with a capitalised word, never with code.
 @pytest.mark.parametrize("key, code", [
     ("size-not-called", "t.size is a method"),
     ("len-as-numel", "len(t) is the size"),
 ])
 def test_message_keeps_code_as_written(key, code):
     assert code in pitfall_message(key)
+
+
+SENTENCE_START = re.compile(r"[A-Z][a-z]*\b")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_explanation_is_whole_sentences_opening_with_a_capital(key):
+    """Each sentence of the explanation opens with a capital letter (a word, not code) and the
+    explanation ends with a full stop: a student reads it as written after the name."""
+    text = CATALOGUE[key].explanation
+    assert text.endswith("."), text
+    sentences = re.split(r"(?<=[a-z)\]])\. (?=\S)", text)
+    for sentence in sentences:
+        assert SENTENCE_START.match(sentence), f"{key}: {sentence!r} does not open with a capitalised word"
