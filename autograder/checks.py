@@ -1,8 +1,15 @@
 """Student-facing checks. Each raises GradingError with a message that names the property
 that is wrong (type, shape, dtype, device, requires_grad/graph, then values) and shows
-expected against got for properties, but never the expected values themselves."""
+expected against got for properties, but never the expected values themselves.
+
+A check given `wrong_kinds` diagnoses a failure: {misconception key: the value that mistake
+gives on the same inputs, or a function computing it}, computed by the hidden test. When the
+student's value is what one of them gives (and the right value is not), the message names that
+misconception and its lesson section instead of the generic verdict (see diagnose)."""
+import contextlib
 import math
 import numbers
+import traceback
 
 import numpy as np
 import torch
@@ -46,10 +53,20 @@ def default_tolerances(dtype: torch.dtype) -> tuple[float, float]:
 
 def check_tensor(got, expected: torch.Tensor, *, name: str = "your result",
                  rtol: float | None = None, atol: float | None = None,
-                 check_values: bool = True) -> None:
+                 check_values: bool = True, wrong_kinds: dict | None = None) -> None:
     """Compare a student's tensor with the expected one, property by property, in the
     course's order: type, shape, dtype, device, requires_grad/graph, then values.
-    Values are skipped on the meta device, which has none."""
+    Values are skipped on the meta device, which has none. `wrong_kinds`: see diagnose."""
+    try:
+        _compare_tensor(got, expected, name, rtol, atol, check_values)
+    except GradingError as failure:
+        diagnose(failure, wrong_kinds, lambda a, b: _compare_tensor(a, b, name, rtol, atol, check_values),
+                 got, expected)
+        raise
+    record("tensor", name, got, expected, rtol=rtol, atol=atol, check_values=check_values)
+
+
+def _compare_tensor(got, expected, name, rtol, atol, check_values) -> None:
     if not isinstance(got, torch.Tensor):
         raise GradingError(f"{name}: wrong type. Expected a torch.Tensor, got {_type_name(got)}."
                            + _not_called_hint(got))
@@ -63,7 +80,6 @@ def check_tensor(got, expected: torch.Tensor, *, name: str = "your result",
     _check_graph(got, expected, name)
     if check_values and "meta" not in (got.device.type, expected.device.type):
         _check_values(got, expected, name, rtol, atol)
-    record("tensor", name, got, expected, rtol=rtol, atol=atol, check_values=check_values)
 
 
 def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
@@ -164,12 +180,24 @@ def check_keys(got, keys, *, name: str = "your result") -> None:
 
 
 def check_value(got, expected, *, name: str = "your answer", reveal: bool = False,
-                rel_tol: float = 1e-9, abs_tol: float = 0.0) -> None:
+                rel_tol: float = 1e-9, abs_tol: float = 0.0, wrong_kinds: dict | None = None) -> None:
     """Compare a plain Python value (int, float, bool, str, tuple, torch.dtype,
     torch.device) with the expected one. The type must match first, so a tensor, or an
     object that claims to equal everything, cannot pass for a number. Floats compare with
     rel_tol (default 1e-9: rounding noise passes, real differences do not). With
-    reveal=False the message shows what the student gave, not the expected value."""
+    reveal=False the message shows what the student gave, not the expected value.
+    `wrong_kinds`: see diagnose."""
+    try:
+        got = _compare_value(got, expected, name, reveal, rel_tol, abs_tol)
+    except GradingError as failure:
+        diagnose(failure, wrong_kinds, lambda a, b: _compare_value(a, b, name, reveal, rel_tol, abs_tol),
+                 got, expected)
+        raise
+    record("value", name, got, expected, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def _compare_value(got, expected, name, reveal, rel_tol, abs_tol):
+    """`got` as compared (a NumPy float as a float, ...), or GradingError."""
     if isinstance(expected, bool):
         allowed = isinstance(got, (bool, np.bool_))
         want_type = "a bool (True or False)"
@@ -211,4 +239,92 @@ def check_value(got, expected, *, name: str = "your answer", reveal: bool = Fals
     if same is not True:
         shown = f"Expected {_plain(expected)}, got {_plain(got)}." if reveal else f"You gave {_plain(got)}."
         raise GradingError(f"{name}: wrong value. {shown}")
-    record("value", name, got, expected, rel_tol=rel_tol, abs_tol=abs_tol)
+    return got
+
+
+def _matches(compare, got, candidate) -> bool:
+    try:
+        compare(got, candidate)
+    except GradingError:
+        return False
+    return True
+
+
+def diagnose(failure: GradingError, wrong_kinds: dict | None, compare, got, expected) -> None:
+    """Name the misconception behind a failed check, when the evidence says which.
+
+    `wrong_kinds` maps a misconception key to what that mistake gives on the check's inputs:
+    a value, or a function of no arguments computing it (called only when a check fails; one
+    that raises stands for nothing). A kind is named when `got` passes the same comparison
+    against its value and the right value does not (a kind the inputs cannot tell from the
+    right answer proves nothing). Raises PitfallError naming the first kind that matches,
+    with the check's own verdict and the lesson section; returns when none matches, so the
+    caller raises the generic verdict."""
+    if not wrong_kinds:
+        return
+    from .misconceptions import CATALOGUE, LESSON_SECTIONS, PitfallError, pitfall_message
+    for key, candidate in wrong_kinds.items():
+        if key not in CATALOGUE:
+            raise KeyError(f"unknown misconception {key!r}")
+        try:
+            value = candidate() if callable(candidate) and not isinstance(candidate, torch.Tensor) else candidate
+        except Exception:  # noqa: BLE001 - a mistake that cannot even be computed here is not this one
+            continue
+        if _matches(compare, got, value) and not _matches(compare, expected, value):
+            lesson, section = LESSON_SECTIONS.get(key, ("", ""))
+            where = f" The lesson notebooks/{lesson}, section \u201c{section}\u201d, shows why." if lesson else ""
+            raise PitfallError(pitfall_message(key, f"{failure} That is exactly what this mistake gives on the "
+                                                    f"same inputs.{where}"), key) from None
+
+
+# A raw error from a student's code, explained by the tensor property it is about: (words the
+# error's message holds, that property, what to look at). The first that matches is used.
+_RAW_ERRORS = [
+    (("not compiled with cuda", "no cuda gpus", "cuda driver", "found no nvidia"), "device",
+     "your code asked for a CUDA device by name, which the grading machine does not have: take the "
+     "device from the argument you are given or from the input tensor (x.device), never write 'cuda'"),
+    (("expected all tensors to be on the same device", "device mismatch", "devices", "device type",
+      "meta device", "different device"), "device",
+     "two tensors that meet in one operation are on different devices: every tensor an operation "
+     "reads must be on the same device as the model and the input"),
+    (("element 0 of tensors does not require grad", "backward through the graph a second time",
+      "leaf variable that requires grad", "modified by an inplace operation", "requires grad",
+      "inference tensors", "does not have a grad_fn", "grad can be implicitly created only"), "graph",
+     "autograd's graph is not what that operation needs: check which tensors require grad, what "
+     "recorded them (no_grad, detach) and whether backward already used that graph"),
+    (("expected scalar type", "dtype", "result type", "can't be cast", "not implemented for"), "dtype",
+     "two tensors that meet in one operation have different dtypes, or the operation does not "
+     "exist for that dtype: check each tensor's .dtype"),
+    (("shape", "size of tensor", "sizes of tensors", "cannot be multiplied", "must match the size",
+      "dimension out of range", "invalid for input of size", "view size is not compatible",
+      "size mismatch"), "shape",
+     "the shapes of the tensors in one operation do not fit together: print each tensor's .shape "
+     "just before the line that fails"),
+]
+
+
+def explain_error(error: BaseException) -> str | None:
+    """One sentence naming the tensor property (device, dtype, shape, graph) a raw error from
+    a student's code is about, or None when it is about none of them."""
+    if isinstance(error, GradingError):
+        return None
+    text = str(error).lower()
+    for words, prop, advice in _RAW_ERRORS:
+        if any(w in text for w in words):
+            return f"Your code raised {type(error).__name__}, a {prop} problem: {advice}."
+    return None
+
+
+@contextlib.contextmanager
+def explained_errors():
+    """Around a test's calls of student code: a raw error about a tensor's device, dtype, shape
+    or graph becomes a GradingError that says so in one sentence, with the original traceback
+    below it; other errors, and the checks' own, pass through untouched."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - re-raised as is unless it can be explained
+        sentence = explain_error(error)
+        if sentence is None:
+            raise
+        below = "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
+        raise GradingError(f"{sentence}\n\n{below}") from None

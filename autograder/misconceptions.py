@@ -169,6 +169,37 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "A dataclass or an argparse Namespace is a class of your code, which the "
         "weights_only=True loader refuses unless it is allowlisted. Save the config as plain "
         "types (a dict of numbers and strings)."),
+    # Found by the hidden tests' diagnoses: mistakes the lessons warn about in passing.
+    Misconception(
+        "requires-grad-as-no-grad", "model.requires_grad_(False) used as if it were no_grad",
+        "Calling requires_grad_(False) on a model turns gradients off for its parameters "
+        "themselves, and they stay off after your function returns: the caller's next "
+        "backward() finds no graph and raises, and an optimiser trains nothing. torch.no_grad() "
+        "stops recording only inside its block and leaves the model as it was."),
+    Misconception(
+        "state-dict-as-parameters", "parameters paired through state_dict()",
+        "A model's state_dict() holds its buffers as well as its parameters (batch norm's "
+        "running statistics, for one), so pairing its values with another model's parameters "
+        "shifts every pair after the first buffer. Pair parameters() with parameters(), or "
+        "match them by name."),
+    Misconception(
+        "batch-statistics-under-no-grad", "batch statistics computed under no_grad",
+        "In training mode the output depends on the batch's own mean and variance, which "
+        "depend on every input; computed under no_grad they are constants to autograd, so "
+        "the gradient leaves out their share. Only the update of the running buffers belongs "
+        "under no_grad."),
+    Misconception(
+        "swapped-loss-arguments", "loss arguments swapped",
+        "A loss function takes the prediction first and the target second. For a symmetric "
+        "loss such as mse_loss the order does not show, but for cross-entropy, a weighted "
+        "loss or any other asymmetric one, loss_fn(target, prediction) is a different number "
+        "with a different gradient."),
+    Misconception(
+        "non-strict-load", "load_state_dict(strict=False) on a checkpoint that does not match",
+        "With strict=False, load_state_dict skips every name the model and the file do not "
+        "share and reports them only in its return value, so a renamed or missing layer keeps "
+        "its fresh random weights and the run silently starts from them. The default, "
+        "strict=True, raises on any mismatch."),
 ]}
 
 
@@ -206,6 +237,12 @@ LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "optimizer-on-old-parameters": ("07_checkpoints_lesson.ipynb", "Rebuild, load, then build the optimiser"),
     "unsafe-load": ("07_checkpoints_lesson.ipynb", "A checkpoint from elsewhere is a program from elsewhere"),
     "config-not-plain": ("07_checkpoints_lesson.ipynb", "Save the epoch and the configuration, as plain types"),
+    "requires-grad-as-no-grad": ("06_modules_lesson.ipynb", "Optional: freezing a parameter"),
+    "state-dict-as-parameters": ("06_modules_lesson.ipynb",
+                                 "Three lists: `named_parameters`, `named_buffers`, `state_dict`"),
+    "batch-statistics-under-no-grad": ("06_modules_lesson.ipynb", "Batch normalisation"),
+    "swapped-loss-arguments": ("02_devices_lesson.ipynb", "A training step for any device"),
+    "non-strict-load": ("07_checkpoints_lesson.ipynb", "A renamed attribute breaks a `state_dict` loudly"),
 }
 
 

@@ -354,6 +354,28 @@ def caught(mutant: Mutant, result: dict) -> bool:
     return bool(target_cells(mutant) & {exercise_of(f) for f in result["failed"]}) or "*" in result["failed"]
 
 
+def named_keys(result: dict) -> list[str]:
+    """The misconception keys the failed test cells' messages name ("Type: message" each, as
+    _execute records them), in the order the cells failed."""
+    from autograder.misconceptions import misconception_of
+    keys = []
+    for text in result["failed"].values():
+        message = text.split(": ", 1)[1] if ": " in text else text
+        key = misconception_of(message)
+        if key:
+            keys.append(key)
+    return keys
+
+
+def named(mutant: Mutant, result: dict) -> bool:
+    """Did the feedback name the misconception the mutant models: the first message of a
+    target exercise's test cells that names one names this one?"""
+    own = {cell: text for cell, text in result["failed"].items()
+           if exercise_of(cell) in target_cells(mutant)}
+    keys = named_keys({"failed": own})
+    return bool(mutant.misconception) and bool(keys) and keys[0] == mutant.misconception
+
+
 def score_unit(unit: str, workers: int = 2, mutants=None, variants=None, with_scenarios: bool = True) -> dict:
     """Run a unit's mutants and correct variants; returns the counts and the lists."""
     module = unit_module(unit)
@@ -366,6 +388,10 @@ def score_unit(unit: str, workers: int = 2, mutants=None, variants=None, with_sc
     report = {
         "unit": unit, "assignment": module.ASSIGNMENT,
         "caught": [m for m in live if caught(m, results[m.name])],
+        # Of the caught mutants that model a misconception: named it, or said something else.
+        "named": [m for m in live if m.misconception and caught(m, results[m.name]) and named(m, results[m.name])],
+        "unnamed": [m for m in live if m.misconception and caught(m, results[m.name])
+                    and not named(m, results[m.name])],
         "survivors": [m for m in live if not caught(m, results[m.name])],
         "equivalent": [m for m in mutants if m.equivalent],
         "equivalent_caught": [m for m in mutants if m.equivalent and caught(m, results[m.name])],
