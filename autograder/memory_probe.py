@@ -1,4 +1,4 @@
-"""PeakMemory: how much more memory a block held at its busiest than when it began.
+"""PeakMemory: how much more memory a block held at its busiest than at its lowest before that.
 
 What autograd keeps for a backward pass (every layer's output, until the graph goes) is memory:
 evaluating a deep model without no_grad holds all its layers' outputs at once, with no_grad
@@ -8,14 +8,19 @@ measured on the student's kernel from outside (`measured_elsewhere`), not by the
 
     with PeakMemory() as memory:
         evaluate(model, loader, loss_fn)
-    memory.grown   # bytes: the most held at once during the block, less what was held before it
+    memory.grown   # bytes: the most held at once during the block, less the least held before that
 
-Measured here, it is this process's peak resident memory (Linux /proc); where there is no /proc
-it raises MemoryUnmeasured, so a check built on it fails rather than passes.
+The rise is counted from the lowest point of the block, not from where it began: memory held
+before the call and let go as it starts (spare memory freed while the graph grows) would hide
+growth from a peak-minus-start reading. A thread samples the usage throughout (LowestPoint);
+the exact peak since the start counts too, so a short spike is not missed between samples.
+Measured here, it is this process's resident memory (Linux /proc); where there is no /proc it
+raises MemoryUnmeasured, so a check built on it fails rather than passes.
 """
 import contextlib
 import ctypes
 import sys
+import threading
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 LARGE = 128 * 1024  # bytes: blocks this large are mapped fresh and returned on free
@@ -39,11 +44,44 @@ def _map_large_blocks_fresh() -> None:
 _map_large_blocks_fresh()
 
 
+class LowestPoint:
+    """A reading (bytes held now) sampled in a thread of its own until stop(): the largest rise
+    of it above the lowest value sampled before. What a block keeps alive stays held while it
+    runs, so sampling every millisecond sees it; a spike shorter than that is the exact peak's."""
+
+    INTERVAL = 0.001  # seconds between samples
+
+    def __init__(self, read):
+        self._read, self._stop = read, threading.Event()
+        self.lowest, self.rise = read(), 0
+        self._thread = threading.Thread(target=self._run, name="memory-lowest-point", daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        now = self._read()
+        self.lowest = min(self.lowest, now)
+        self.rise = max(self.rise, now - self.lowest)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.INTERVAL):
+            with contextlib.suppress(OSError, ValueError, MemoryUnmeasured):
+                self._sample()
+
+    def stop(self) -> int:
+        """Stops sampling; the largest rise above the lowest point, in bytes."""
+        self._stop.set()
+        self._thread.join()
+        with contextlib.suppress(OSError, ValueError, MemoryUnmeasured):
+            self._sample()
+        return self.rise
+
+
 class _OwnProcess:
-    """This process's resident memory: its peak reset to now (clear_refs 5), then read back.
-    A process that may not reset its own peak (a jailed grading kernel, which runs as another
-    user than its /proc files) sees only growth that raised its peak for good: never more than
-    was held, and there the grader's own measurement from outside is the one that counts."""
+    """This process's resident memory: its peak reset to now (clear_refs 5), then read back,
+    and its lowest point sampled meanwhile (LowestPoint). A process that may not reset its own
+    peak (a jailed grading kernel, which runs as another user than its /proc files) counts only
+    growth that raised its peak for good, or that its samples saw: never more than was held,
+    and there the grader's own measurement from outside is the one that counts."""
 
     def start(self) -> None:
         self.reset = True
@@ -58,10 +96,13 @@ class _OwnProcess:
             self.before, self.peak_before = status_bytes("VmRSS"), status_bytes("VmHWM")
         except OSError as error:
             raise MemoryUnmeasured(f"this process's memory cannot be read here ({error.strerror})") from None
+        self.lowest = LowestPoint(lambda: status_bytes("VmRSS"))
 
     def grown(self) -> int:
+        rise = self.lowest.stop()
         peak = status_bytes("VmHWM")
-        return max(0, peak - self.before) if self.reset or peak > self.peak_before else 0
+        from_start = max(0, peak - self.before) if self.reset or peak > self.peak_before else 0
+        return max(from_start, rise)
 
 
 def status_bytes(field: str, pid: int | str = "self") -> int:

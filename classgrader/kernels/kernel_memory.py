@@ -5,7 +5,9 @@ wants it).
 The kernel's own memory cgroup is read where it has one (kernel_zygote makes it): its peak is
 reset to its usage when a measurement starts. Without one, its processes' peak resident memory
 is (/proc, clear_refs). Both are files of root's that no kernel can reach: a jail shows no cgroup
-file system, and only root may reset another user's peak.
+file system, and only root may reset another user's peak. Either way the usage is sampled too
+(memory_probe.LowestPoint), and the rise above the call's lowest point counts: memory let go as
+the call starts hides no growth.
 
     meter = KernelMemory.of({"pid": 1234, "memory": "/sys/fs/cgroup/.../course-kernel-ab12cd34"})
     meter.start(); ...; meter.grown()   # bytes
@@ -13,7 +15,7 @@ file system, and only root may reset another user's peak.
 import contextlib
 import os
 
-from autograder.memory_probe import MemoryUnmeasured, status_bytes
+from autograder.memory_probe import LowestPoint, MemoryUnmeasured, status_bytes
 
 
 class KernelMemory:
@@ -55,9 +57,11 @@ class GroupV1(KernelMemory):
             self.before = _read_int(os.path.join(self.group, "memory.usage_in_bytes"))
         except OSError as error:
             raise MemoryUnmeasured(f"the kernel's memory group cannot be read ({error.strerror})") from None
+        self.lowest = LowestPoint(lambda: _read_int(os.path.join(self.group, "memory.usage_in_bytes")))
 
     def grown(self) -> int:
-        return max(0, _read_int(os.path.join(self.group, "memory.max_usage_in_bytes")) - self.before)
+        rise = self.lowest.stop()
+        return max(rise, _read_int(os.path.join(self.group, "memory.max_usage_in_bytes")) - self.before)
 
 
 class GroupV2(KernelMemory):
@@ -74,6 +78,7 @@ class GroupV2(KernelMemory):
             self.peak.write("reset\n")
             self.peak.flush()
             self.before = _read_int(os.path.join(self.group, "memory.current"))
+            self.lowest = LowestPoint(lambda: _read_int(os.path.join(self.group, "memory.current")))
         except OSError:
             self.close()
             pids = _read_ints(os.path.join(self.group, "cgroup.procs"))
@@ -85,10 +90,11 @@ class GroupV2(KernelMemory):
     def grown(self) -> int:
         if self.fallback is not None:
             return self.fallback.grown()
+        rise = self.lowest.stop()
         self.peak.seek(0)
         peak = int(self.peak.read().split()[0])
         self.close()
-        return max(0, peak - self.before)
+        return max(rise, peak - self.before)
 
     def close(self) -> None:
         if self.peak is not None:
@@ -130,13 +136,22 @@ class ProcessTree(KernelMemory):
                 self.before[pid] = status_bytes("VmRSS", pid)
         if self.pid not in self.before:
             raise MemoryUnmeasured(f"the kernel's process {self.pid} cannot be measured")
+        self.lowest = LowestPoint(self._held)
+
+    def _held(self) -> int:
+        total = 0
+        for pid in self._tree():
+            with contextlib.suppress(OSError, MemoryUnmeasured):
+                total += status_bytes("VmRSS", pid)
+        return total
 
     def grown(self) -> int:
+        rise = self.lowest.stop()
         total = 0
         for pid in self._tree():
             with contextlib.suppress(OSError, MemoryUnmeasured):
                 total += status_bytes("VmHWM", pid) - self.before.get(pid, 0)
-        return max(0, total)
+        return max(0, total, rise)
 
 
 def _listing(folder: str) -> list[str]:

@@ -73,3 +73,93 @@ def test_counting_keeps_no_graph_alive():
     del e, out
     gc.collect()
     assert alive() is None
+
+
+def deep_model():
+    return torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+
+
+def checkpointed_evaluation(model, x, y):
+    """Plain PyTorch, nothing patched: the loss of one batch, evaluated under torch.utils.checkpoint."""
+    from torch.utils.checkpoint import checkpoint
+    return checkpoint(lambda: F.cross_entropy(model(x), y), use_reentrant=False).item()
+
+
+def test_evaluation_under_checkpoint_records_though_no_tensor_is_saved(covered):
+    """The route: checkpoint's own saved-tensor hooks hide every saved tensor from an outer
+    counter, though a graph is recorded. The module boundary sees it record."""
+    model, x, y = deep_model(), torch.randn(8, 4), torch.randint(0, 3, (8,))
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+        checkpointed_evaluation(model, x, y)
+    assert packed == []  # what a count of saved tensors alone would read
+    with SavedTensorCount() as saved:
+        checkpointed_evaluation(model, x, y)
+    assert saved.count == saved.recorded_modules == 4  # the Sequential and its three layers
+    with SavedTensorCount() as saved, torch.no_grad():
+        model(x)
+    assert saved.count == 0
+    covered("SavedTensorCount: an evaluation under torch.utils.checkpoint saves 0 tensors to an outer "
+            "counter, and records 4 module calls at the module boundary")
+
+
+def test_torch_rebound_by_name_does_not_blind_the_probe():
+    """The route: functools.update_wrapper(torch.autograd, namespace) writes the namespace's
+    names into torch.autograd, so torch.autograd.graph, looked up when a probe starts, is the
+    writer's. The probe bound what it uses when it was imported."""
+    import functools
+    import types
+
+    class NoHooks:
+        def __init__(self, pack, unpack):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    real = torch.autograd.graph
+    try:
+        functools.update_wrapper(torch.autograd, types.SimpleNamespace(graph=types.SimpleNamespace(
+            saved_tensors_hooks=NoHooks)))
+        assert torch.autograd.graph.saved_tensors_hooks is NoHooks  # the route works
+        w = torch.randn(4, 3, requires_grad=True)
+        with SavedTensorCount() as saved:
+            torch.tanh(torch.randn(2, 4) @ w)
+        assert saved.count == 2
+    finally:
+        torch.autograd.graph = real
+        for name in ("__wrapped__",):
+            vars(torch.autograd).pop(name, None)
+
+
+def test_clearing_what_the_probe_was_handed_hides_no_stale_graph(covered):
+    """The route: a loop that keeps every graph (total += loss) and clears, through the loss
+    function and the batches it was handed, every list or table they hold, and zeroes what it
+    can. The probe's evidence is not in them: it still sees every stale graph."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    probe = GraphLeakProbe(F.mse_loss)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(6)]
+    batches = probe.batches(data)
+    total = 0
+    for x, y in batches:
+        loss = probe(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total = total + loss
+        for handed in (probe, batches):
+            for value in vars(handed).values():
+                if isinstance(value, (list, dict, set)) and value is not data:  # the data: the epoch would end
+                    value.clear()
+            for name in ("most_alive", "markers"):
+                try:
+                    setattr(handed, name, 0)
+                except AttributeError:
+                    pass
+    assert probe.most_alive == 5 and probe.stale_graphs() == 5
+    covered("GraphLeakProbe: a loop that clears every list the probe and its batches hold still shows 5 stale graphs")

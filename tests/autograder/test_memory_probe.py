@@ -72,3 +72,28 @@ def test_the_blocks_own_error_is_never_replaced_by_one_of_measuring():
         raise KeyboardInterrupt  # stands for the grader's KernelLost, which must reach the grader
     with pytest.raises(FileNotFoundError), measured_elsewhere(GoneMeter), PeakMemory():
         pass  # without an error of its own, the failure to measure is the error
+
+
+def test_spare_memory_let_go_as_the_block_starts_hides_no_growth(covered):
+    """The route: 256 MiB held before the block and freed as it starts, then 96 MiB kept (a
+    graph growing). Peak minus start reads nothing; the rise from the block's lowest point is
+    the 96 MiB."""
+    from autograder.memory_probe import status_bytes
+    spare = [torch.ones(256 * MiB // 4)]
+    kept = []
+
+    def call():
+        spare.clear()
+        for _ in range(6):
+            kept.append(torch.ones(16 * MiB // 4))
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    start = status_bytes("VmRSS")
+    call()
+    assert status_bytes("VmHWM") - start < 16 * MiB  # the route works on a peak-minus-start reading
+    spare.append(torch.ones(256 * MiB // 4))
+    kept.clear()
+    with PeakMemory() as memory:
+        call()
+    assert 88 * MiB <= memory.grown < 128 * MiB, memory.grown / MiB
+    covered(f"PeakMemory: 256 MiB freed as the block starts, 96 MiB kept: grown {memory.grown / MiB:.0f} MiB")
