@@ -250,6 +250,11 @@ def _matches(compare, got, candidate) -> bool:
     return True
 
 
+class OneOf(tuple):
+    """The values one mistake may give, in a wrong_kinds entry (len(t) or the count of tensors,
+    for the count of elements): any of them names it."""
+
+
 def diagnose(failure: GradingError, wrong_kinds: dict | None, compare, got, expected) -> None:
     """Name the misconception behind a failed check, when the evidence says which.
 
@@ -270,7 +275,8 @@ def diagnose(failure: GradingError, wrong_kinds: dict | None, compare, got, expe
             value = candidate() if callable(candidate) and not isinstance(candidate, torch.Tensor) else candidate
         except Exception:  # noqa: BLE001 - a mistake that cannot even be computed here is not this one
             continue
-        if _matches(compare, got, value) and not _matches(compare, expected, value):
+        values = value if isinstance(value, OneOf) else (value,)
+        if any(_matches(compare, got, v) and not _matches(compare, expected, v) for v in values):
             lesson, section = LESSON_SECTIONS.get(key, ("", ""))
             where = f" The lesson notebooks/{lesson}, section \u201c{section}\u201d, shows why." if lesson else ""
             raise PitfallError(pitfall_message(key, f"{failure} That is exactly what this mistake gives on the "
@@ -284,7 +290,7 @@ _RAW_ERRORS = [
      "your code asked for a CUDA device by name, which the grading machine does not have: take the "
      "device from the argument you are given or from the input tensor (x.device), never write 'cuda'"),
     (("expected all tensors to be on the same device", "device mismatch", "devices", "device type",
-      "meta device", "different device"), "device",
+      "meta device", "different device", "expected device", "tensor on device"), "device",
      "two tensors that meet in one operation are on different devices: every tensor an operation "
      "reads must be on the same device as the model and the input"),
     (("element 0 of tensors does not require grad", "backward through the graph a second time",
@@ -328,3 +334,32 @@ def explained_errors():
             raise
         below = "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
         raise GradingError(f"{sentence}\n\n{below}") from None
+
+
+def watch_moves(tensors) -> list[int]:
+    """Evidence of moves asked for: each of `tensors` records, in the returned list, its index
+    whenever its .to(), .cuda() or .cpu() is called, whether or not the caller keeps the result.
+    (An attribute of the tensor object shadows the method; the real method still does the move.)"""
+    calls: list[int] = []
+    for index, tensor in enumerate(tensors):
+        for method in ("to", "cuda", "cpu"):
+            real = getattr(tensor, method)
+
+            def move(*args, _real=real, _index=index, **kwargs):
+                calls.append(_index)
+                return _real(*args, **kwargs)
+            setattr(tensor, method, move)
+    return calls
+
+
+def watch_loss_order(model, loss_fn):
+    """(a loss that calls `loss_fn` and notes its argument order, the notes): each call appends
+    True when the target argument is an output of `model` and the prediction is not, the order
+    of a loss called as loss_fn(target, prediction). Holds the model's outputs: for small checks."""
+    outputs, swapped = [], []
+    model.register_forward_hook(lambda module, args, output: outputs.append(output))
+
+    def loss(input, target, *args, **kwargs):
+        swapped.append(any(target is o for o in outputs) and not any(input is o for o in outputs))
+        return loss_fn(input, target, *args, **kwargs)
+    return loss, swapped

@@ -82,7 +82,8 @@ def main() -> int:
         if lines:
             print(f"\n{r['assignment']}:")
             print("\n".join(lines))
-        failed |= r["percent"] < args.target or r["named_percent"] < args.named_target or bool(r["variants_failed"]) or bool(r["scenarios_wrong"])
+        failed |= (r["percent"] < args.target or r["named_percent"] < args.named_target
+                   or bool(r["variants_failed"]) or bool(r["scenarios_wrong"]))
     return 1 if failed else 0
 
 

@@ -114,9 +114,11 @@ OPERATORS = [
     Operator("drop-detach", r"\.detach\(\)", "", "running-loss-tensor"),
     Operator("drop-item", r"\.item\(\)", "", "running-loss-tensor"),
     Operator("item-as-detach", r"\.item\(\)", ".detach()", "running-loss-tensor"),
-    Operator("drop-requires-grad", r"\.requires_grad_\((?:True)?\)", "", "non-leaf-grad"),
+    # Gradients never asked for: a slip the requires_grad check names as it is, not a non-leaf's .grad.
+    Operator("drop-requires-grad", r"\.requires_grad_\((?:True)?\)", ""),
     Operator("drop-optimizer-step", r"^(\s*)optimizer\.step\(\)$", r"\1pass"),
-    Operator("unweighted-mean", r"(\.item\(\)|\)\)) \* len\(\w+\)", r"\1", "accidental-broadcast"),
+    # The batch-size weighting the task text asks for, left out: a slip, no curriculum misconception.
+    Operator("unweighted-mean", r"(\.item\(\)|\)\)) \* len\(\w+\)", r"\1"),
     Operator("mean-as-sum", r"\.mean\(\)", ".sum()"),
     Operator("train-for-eval", r"^(\s*)model\.eval\(\)$", r"\1model.train()", "eval-as-no-grad"),
     Operator("restore-to-train", r"^(\s*)model\.train\(\w+\)$", r"\1model.train()", "mode-not-restored"),
@@ -137,6 +139,13 @@ OPERATORS = [
     Operator("drop-optimizer-load", r"^(\s*)optimizer\.load_state_dict\(.*\)$", r"\1pass", "optimizer-state-dropped"),
     Operator("config-object", r"dataclasses\.asdict\((\w+)\)", r"\1", "config-not-plain"),
     Operator("unsafe-load", r"weights_only=True", "weights_only=False", "unsafe-load"),
+    Operator("non-strict-load", r"(\bmodel\.load_state_dict\((?:[^()]|\([^()]*\))*?)\)$", r"\1, strict=False)",
+             "non-strict-load"),
+    # Arguments and pairings a symmetric input would hide.
+    Operator("swap-loss-arguments", r"loss_fn\(model\(((?:[^()]|\([^()]*\))*)\), ((?:[^()]|\([^()]*\))*)\)",
+             r"loss_fn(\2, model(\1))", "swapped-loss-arguments"),
+    Operator("pair-with-state-dict", r"zip\((\w+)\.parameters\(\), (\w+)\.parameters\(\)\)",
+             r"zip(\1.parameters(), \2.state_dict().values())", "state-dict-as-parameters"),
 ]
 
 
@@ -189,16 +198,22 @@ def unit_module(unit: str):
 
 def all_mutants(unit: str) -> list[Mutant]:
     """Generated and hand-written mutants of a unit, each generated one that is listed in the
-    unit's EQUIVALENT carrying its reason."""
+    unit's EQUIVALENT carrying its reason, and each listed in its RELABELLED standing for the
+    misconception given there: an operator's label is a default, and where it lands in code
+    that shows another misconception (no_grad dropped from code that calls eval() thinks eval()
+    is enough), the unit says which, with the reason."""
     module = unit_module(unit)
     equivalent = getattr(module, "EQUIVALENT", {})
+    relabelled = getattr(module, "RELABELLED", {})
     generated = generate_mutants(module.ASSIGNMENT)
     names = {m.name for m in generated}
-    stale = set(equivalent) - names
-    assert not stale, f"{unit}.EQUIVALENT names mutants no operator makes: {sorted(stale)}"
+    stale = (set(equivalent) | set(relabelled)) - names
+    assert not stale, f"{unit}.EQUIVALENT or RELABELLED names mutants no operator makes: {sorted(stale)}"
     for m in generated:
         if m.name in equivalent:
             m.equivalent = equivalent[m.name]
+        if m.name in relabelled:
+            m.misconception = relabelled[m.name][0]
     return generated + list(getattr(module, "MUTANTS", []))
 
 

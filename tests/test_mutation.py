@@ -20,20 +20,31 @@ from scenarios import Mutant
 # Mutants named in NAMES must also name that misconception in their feedback.
 SAMPLE = {
     "unit02": (["q3_add_bias_column_answer/drop-dtype-kwarg#1", "train_step/batch-not-moved",
-                "move_to/to-not-assigned"], ["alternative_c"]),
+                "move_to/to-not-assigned", "q2_move_to_answer/drop-to-device#1",
+                "q4_train_step_answer/swap-loss-arguments#1"], ["alternative_c"]),
     "unit05": (["q1_evaluate_answer/drop-to-device#1", "q2_train_epoch_answer/to-not-assigned#1",
-                "evaluate/eval-as-no-grad"], ["alternative_c"]),
+                "evaluate/eval-as-no-grad", "evaluate/requires-grad-false", "ema_update/state-dict-values"],
+               ["alternative_c"]),
+    "unit06": (["running_norm/training-branch-under-no-grad"], ["alternative_c"]),
     "unit07": (["q2_load_checkpoint_answer/drop-to-device#1", "q2_load_checkpoint_answer/unsafe-load#1",
-                "q4_load_state_on_answer/unsafe-load#1", "load_checkpoint/optimizer-before-move"], ["alternative_c"]),
+                "q4_load_state_on_answer/unsafe-load#1", "load_checkpoint/optimizer-before-move",
+                "q2_load_checkpoint_answer/non-strict-load#1"], ["alternative_c"]),
     "unit08": (["regressor/statistics-as-parameter", "regressor/fit-records", "q3_evaluate_answer/drop-to-device#1",
                 "run/model-not-moved", "run/optimizer-on-another-model", "run/unsafe-load"], ["alternative_c"]),
 }
 
 NAMES = {
     "move_to/to-not-assigned": "to-not-assigned",
+    # No .to() call at all: the message must not say a move's result was dropped.
+    "q2_move_to_answer/drop-to-device#1": "batch-not-moved",
+    "q4_train_step_answer/swap-loss-arguments#1": "swapped-loss-arguments",
+    "evaluate/requires-grad-false": "requires-grad-as-no-grad",
+    "ema_update/state-dict-values": "state-dict-as-parameters",
+    "running_norm/training-branch-under-no-grad": "batch-statistics-under-no-grad",
+    "q2_load_checkpoint_answer/non-strict-load#1": "non-strict-load",
     "train_step/batch-not-moved": "batch-not-moved",
     "q1_evaluate_answer/drop-to-device#1": "batch-not-moved",
-    "q2_train_epoch_answer/to-not-assigned#1": "batch-not-moved",  # the batch stays where it was: that is what it says
+    "q2_train_epoch_answer/to-not-assigned#1": "to-not-assigned",  # x.to() and y.to() called, their results dropped
     "evaluate/eval-as-no-grad": "eval-as-no-grad",
     "q2_load_checkpoint_answer/unsafe-load#1": "unsafe-load",
     "q4_load_state_on_answer/unsafe-load#1": "unsafe-load",
@@ -54,6 +65,8 @@ CURRICULUM = [
     "missing-no-grad", "eval-as-no-grad", "running-loss-tensor", "mode-not-restored",
     "bare-tensor-attribute", "python-list-of-layers", "statistics-as-parameter", "buffer-updated-in-eval",
     "saved-model-object", "optimizer-state-dropped", "optimizer-on-old-parameters", "unsafe-load", "config-not-plain",
+    "requires-grad-as-no-grad", "state-dict-as-parameters", "batch-statistics-under-no-grad", "swapped-loss-arguments",
+    "non-strict-load",
 ]
 
 
@@ -92,6 +105,7 @@ def test_sampled_mutants_are_caught_naming_their_misconception(unit, sample_resu
             text = " ".join(results[m.name]["failed"].values())
             name = CATALOGUE[NAMES[m.name]].name
             assert f"Pitfall: {name}." in text, f"{m.name} was caught, but its feedback does not name {name!r}: {text[:400]}"
+            assert mutation.named(m, results[m.name]) == (m.misconception == NAMES[m.name]), m.name
     covered(f"{unit}: {len(mutants)} sampled mutants caught")
 
 
@@ -186,3 +200,25 @@ def test_every_code_exercise_has_two_correct_variants(covered):
             count = sum(exercise in s.answers for s in variants)
             assert count >= 2, f"{unit} {exercise}: {count} correct variants, at least 2 wanted"
     covered(f"{counted} code exercises, each with at least 2 correct variants")
+
+
+def test_named_reads_the_first_misconception_a_target_cell_names():
+    """A mutant is named correctly when the first "Pitfall: ..." message of its own exercise's cells carries its key;
+    a generic verdict, another key, or a key named only by another exercise's cell is not."""
+    from autograder.misconceptions import pitfall_message
+    m = Mutant("q1_evaluate_answer/x", {"q1_evaluate_answer": ""}, misconception="mode-not-restored")
+    own = "PitfallError: " + pitfall_message("mode-not-restored", "The model was training before.") + " (line 3 of the cell)"
+    other = "PitfallError: " + pitfall_message("missing-no-grad")
+    assert mutation.named(m, {"failed": {"q1_evaluate_tests": own}})
+    assert not mutation.named(m, {"failed": {"q1_evaluate_tests": "GradingError: x: wrong value. You gave 1.0."}})
+    assert not mutation.named(m, {"failed": {"q1_evaluate_tests": other}})
+    assert not mutation.named(m, {"failed": {"q2_train_epoch_tests": own}})
+    slip = Mutant("q1_evaluate_answer/y", {"q1_evaluate_answer": ""})
+    assert not mutation.named(slip, {"failed": {"q1_evaluate_tests": own}})
+
+
+def test_every_relabelled_mutant_gives_its_reason():
+    for unit in mutation.UNITS:
+        for name, (key, why) in getattr(mutation.unit_module(unit), "RELABELLED", {}).items():
+            assert key == "" or key in CATALOGUE, f"{unit} {name}: unknown misconception {key!r}"
+            assert len(why) > 20, f"{unit} {name}: a relabelled mutant needs its reason"

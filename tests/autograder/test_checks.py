@@ -710,3 +710,146 @@ def test_check_raises_accepts_the_expected_error_and_words_the_others():
     with pytest.raises(GradingError) as info:
         check_raises(boom(TypeError), (ValueError, RuntimeError), name="f(bad)")
     assert str(info.value) == "f(bad): expected a ValueError or RuntimeError, got TypeError: nope"
+
+
+# --- wrong_kinds: a diagnosis, not a verdict -------------------------------------------------
+
+def pitfall(check, *args, **kwargs):
+    """The PitfallError `check` raises (its key and message); fails the test if it raises another error or none."""
+    from autograder.misconceptions import PitfallError
+    with pytest.raises(PitfallError) as info:
+        check(*args, **kwargs)
+    return info.value.key, str(info.value)
+
+
+def test_a_value_a_mistake_gives_is_named_with_its_lesson_section():
+    from autograder.misconceptions import CATALOGUE, LESSON_SECTIONS, misconception_of
+    key, text = pitfall(check_value, 1.0, 1.5, name="the loss", wrong_kinds={"integer-truncation": 1.0})
+    assert key == "integer-truncation" and misconception_of(text) == key
+    assert text.startswith(f"Pitfall: {CATALOGUE[key].name}. ")
+    assert "the loss: wrong value. You gave 1.0." in text  # the verdict kept, never the expected value
+    assert "1.5" not in text
+    assert LESSON_SECTIONS[key][1] in text and LESSON_SECTIONS[key][0] in text
+
+
+def test_a_tensor_matching_a_mistake_is_named_with_the_check_s_own_tolerance():
+    expected = torch.tensor([1.0, 2.0, 3.0])
+    frozen = torch.tensor([1.0, 2.0, 4.0])
+    key, _ = pitfall(check_tensor, frozen + 1e-7, expected, wrong_kinds={"requires-grad-as-no-grad": frozen})
+    assert key == "requires-grad-as-no-grad"
+    # A shape a mistake gives is named too: shape is part of the comparison.
+    column = expected.reshape(1, 3)
+    key, text = pitfall(check_tensor, column, expected, wrong_kinds={"accidental-broadcast": column})
+    assert key == "accidental-broadcast" and "wrong shape. Expected (3,), got (1, 3)." in text
+
+
+def test_a_value_no_mistake_gives_keeps_the_generic_verdict():
+    assert message(check_value, 2.0, 1.5, name="the loss", wrong_kinds={"integer-truncation": 1.0}) == (
+        "the loss: wrong value. You gave 2.0.")
+    got = torch.tensor([0.0, 0.0])
+    kinds = {"grad-accumulates": torch.tensor([2.0, 2.0])}
+    text = message(check_tensor, got, torch.tensor([1.0, 1.0]), wrong_kinds=kinds)
+    assert text.startswith("your result: wrong values. 2 of 2 elements differ")
+
+
+def test_a_mistake_the_inputs_cannot_tell_from_the_right_answer_is_never_named():
+    """When the wrong kind gives the right value here, matching it proves nothing: the verdict stays generic."""
+    text = message(check_value, 3.0, 1.5, wrong_kinds={"swapped-loss-arguments": 1.5, "integer-truncation": 1.0})
+    assert text == "your answer: wrong value. You gave 3.0."
+
+
+def test_lazy_kinds_are_computed_only_on_failure_and_one_that_raises_stands_for_nothing():
+    calls = []
+
+    def expensive():
+        calls.append(1)
+        return 1.0
+    check_value(1.5, 1.5, wrong_kinds={"integer-truncation": expensive})
+    assert calls == []
+
+    def broken():
+        raise RuntimeError("cannot happen here")
+    text = message(check_value, 1.0, 1.5, wrong_kinds={"swapped-loss-arguments": broken})
+    assert text == "your answer: wrong value. You gave 1.0."
+    kinds = {"swapped-loss-arguments": broken, "integer-truncation": expensive}
+    key, _ = pitfall(check_value, 1.0, 1.5, wrong_kinds=kinds)
+    assert key == "integer-truncation" and calls == [1]
+
+
+def test_one_of_names_a_mistake_that_can_give_several_values():
+    from autograder.checks import OneOf
+    kinds = {"len-as-numel": OneOf((4, 2, 9))}
+    assert pitfall(check_value, 2, 20, wrong_kinds=kinds)[0] == "len-as-numel"
+    assert pitfall(check_value, 9, 20, wrong_kinds=kinds)[0] == "len-as-numel"
+    assert message(check_value, 7, 20, wrong_kinds=kinds) == "your answer: wrong value. You gave 7."
+
+
+def test_a_bool_wrong_kind_does_not_turn_a_type_error_into_a_diagnosis():
+    """A tensor where a bool is wanted fails on its type; a wrong kind of a bool value cannot match it."""
+    text = message(check_value, torch.tensor(True), False, wrong_kinds={"mode-not-restored": True})
+    assert text.startswith("your answer: wrong type.")
+
+
+def test_an_unknown_misconception_key_is_a_bug_in_the_test():
+    with pytest.raises(KeyError):
+        check_value(1.0, 1.5, wrong_kinds={"no-such-misconception": 1.0})
+
+
+# --- raw errors from student code -----------------------------------------------------------------
+
+@pytest.mark.parametrize("make, prop", [
+    (lambda: (_ for _ in ()).throw(AssertionError("Torch not compiled with CUDA enabled")), "device"),
+    (lambda: torch.ones(2, device="meta") + torch.ones(2, device="cpu").expand(3, 2), "device"),
+    (lambda: torch.ones(2, 3) + torch.ones(4), "shape"),
+    (lambda: torch.ones(2, 3) @ torch.ones(2, 3), "shape"),
+    (lambda: torch.zeros(3, dtype=torch.uint8).mean(), "dtype"),
+    (lambda: torch.ones(2).sum().backward(), "graph"),
+])
+def test_a_raw_error_is_explained_by_the_tensor_property_it_is_about(make, prop):
+    from autograder.checks import explained_errors
+    with pytest.raises(GradingError) as info:
+        with explained_errors():
+            make()
+    first, _, below = str(info.value).partition("\n\n")
+    assert f"a {prop} problem:" in first and first.endswith(".") and "\n" not in first
+    assert "Traceback (most recent call last)" in below  # the original traceback, kept below the sentence
+
+
+def test_a_device_mismatch_is_a_device_problem():
+    from autograder.checks import explain_error
+    error = RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                         "cuda:0 and cpu!")
+    assert "a device problem" in explain_error(error)
+    assert explain_error(ValueError("3 predictions against 4 targets")) is None
+
+
+def test_checks_own_errors_and_unexplained_ones_pass_through_untouched():
+    from autograder.checks import explained_errors
+    with pytest.raises(GradingError, match="^x: wrong value"):
+        with explained_errors():
+            check_value(1, 2, name="x")
+    with pytest.raises(NotImplementedError):
+        with explained_errors():
+            raise NotImplementedError()
+
+
+# --- evidence of what the code did ----------------------------------------------------------------
+
+def test_watch_moves_sees_a_move_whose_result_is_dropped():
+    from autograder.checks import watch_moves
+    x, y = torch.ones(2), torch.zeros(2)
+    moves = watch_moves([x, y])
+    x.to("meta")  # the result dropped: x stays where it was
+    assert moves == [0] and x.device.type == "cpu"
+    assert y.to("meta").device.type == "meta" and moves == [0, 1]
+
+
+def test_watch_loss_order_tells_a_swapped_call_from_a_right_one():
+    from autograder.checks import watch_loss_order
+    model = torch.nn.Linear(2, 1)
+    x, y = torch.ones(3, 2), torch.zeros(3, 1)
+    loss, swapped = watch_loss_order(model, torch.nn.functional.mse_loss)
+    loss(model(x), y)
+    loss(y, model(x))
+    loss(input=model(x), target=y)
+    assert swapped == [False, True, False]

@@ -238,3 +238,13 @@ def same_after_rounding(value, observed, dtype):
     return abs(value - observed) <= torch.finfo(dtype).eps * abs(value) * 4
 """}, misconception="precision-as-bug"),
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q5_same_after_rounding_answer/drop-item#1": ("", "the answer comes back as a 0-d bool tensor, not a Python bool: "
+                                                  "no running total, a slip the type check names with its .item() hint"),
+    "q5_same_after_rounding_answer/item-as-detach#1": ("", "the answer comes back as a 0-d bool tensor, not a Python "
+                                                       "bool: a slip the type check names with its .item() hint"),
+}

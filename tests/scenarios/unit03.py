@@ -218,5 +218,18 @@ def centre_first_k(x, k):
     Mutant("centre_first_k/only-the-k", {"q5_centre_first_k_answer": """
 def centre_first_k(x, k):
     return x[:, :k] - x[:, :k].mean(dim=0)
-"""}, misconception="accidental-broadcast"),
+"""}),  # only the k columns come back: a slip the shape check names, no broadcast involved
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q4_flat_copy_answer/drop-reshape#1": ("", "the flattening itself is left out: a slip the shape check names"),
+    "q4_flat_copy_answer/drop-clone#1": ("reshape-always-copies", "flat_copy's reshape alone returns a view of a "
+                                         "contiguous input: the code takes reshape for a copy"),
+    "q4_flat_copy_answer/clone-as-detach#1": ("reshape-always-copies", "detach() shares storage, so the result is "
+                                              "reshape's view: the code takes reshape for a copy"),
+    "q5_centre_first_k_answer/clone-as-contiguous#1": ("mutates-through-view", "contiguous() of a contiguous tensor is "
+                                                       "that tensor, so the in-place centring writes into the caller's"),
+}

@@ -282,3 +282,13 @@ def manual_grad(x, w, b):
     return 2 * x.T @ pred, 2 * pred.sum()
 """}),
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q3_descend_answer/clone-as-contiguous#1": ("mutates-through-view", "contiguous() of a contiguous w0 is w0 "
+                                                "itself, so descend() steps the caller's tensor"),
+    "q3_descend_answer/drop-detach#1": ("", "the result is returned still requiring grad: a slip the requires_grad "
+                                        "check names, no running total"),
+}

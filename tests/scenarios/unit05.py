@@ -402,4 +402,44 @@ def ema_update(ema_model, model, decay):
             ema_param.mul_(decay).add_(param, alpha=1 - decay)
     return ema_model
 """}),
+    Mutant("evaluate/requires-grad-false", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    model.requires_grad_(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        total += loss_fn(model(x), y).item() * len(x)
+        count += len(x)
+    model.train(was_training)
+    return total / count
+"""}, misconception="requires-grad-as-no-grad"),
+    Mutant("frozen_features/backbone-requires-grad-false", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    backbone.requires_grad_(False)
+    return backbone(x)
+"""}, misconception="requires-grad-as-no-grad"),
+    Mutant("ema_update/state-dict-values", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.state_dict().values()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+"""}, misconception="state-dict-as-parameters"),
+    Mutant("ema_update/both-state-dicts", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.state_dict().values(), model.state_dict().values()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+"""}, misconception="state-dict-as-parameters"),
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q1_evaluate_answer/drop-no-grad#1": ("eval-as-no-grad", "the code still calls model.eval() and nothing else: "
+                                          "it takes eval() for the switch that stops recording"),
+    "q1_evaluate_answer/no-grad-as-enable-grad#1": ("eval-as-no-grad", "recording is on around a model put in eval(): "
+                                                    "eval() taken for the switch that stops recording"),
+}

@@ -334,3 +334,11 @@ def load_state_on(path, device):
     return state
 """}, misconception="to-not-assigned"),
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q2_load_checkpoint_answer/drop-to-device#1": ("", "the model, not a batch, is left on the cpu: "
+                                                   "a slip with no entry in the catalogue"),
+}

@@ -487,4 +487,24 @@ MUTANTS = [
     Mutant("run/stop-one-late", with_default_run(("epoch >= stop_after", "epoch > stop_after"))),
     Mutant("run/optimizer-state-dropped", with_default_run(('        optimizer.load_state_dict(checkpoint["optimizer"])\n', "")),
            misconception="optimizer-state-dropped"),
+    Mutant("evaluate/requires-grad-false", {"q3_evaluate_answer": """
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    model.eval()
+    model.requires_grad_(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        total += loss_fn(model(x.to(device)), y.to(device)).item() * len(x)
+        count += len(x)
+    model.train(was_training)
+    return total / count
+"""}, misconception="requires-grad-as-no-grad"),
 ]
+
+
+# Generated mutants whose code shows another misconception than their operator's default:
+# {name: (misconception, why)} (tests/mutation.py, all_mutants).
+RELABELLED = {
+    "q4_run_answer/drop-to-device#1": ("", "the model, not a batch, is left on the cpu (as run/model-not-moved): "
+                                       "a slip with no entry in the catalogue"),
+}
