@@ -30,6 +30,7 @@ import pwd
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,11 +43,14 @@ VENV = Path("/opt/pytorch-course/venv")
 LD_CONF = Path("/etc/ld.so.conf.d/pytorch-course-python.conf")
 CHP = Path("/usr/local/bin/configurable-http-proxy")
 CHP_VERSION = "5.3.0"
-APT = {"node": "nodejs", "npm": "npm", "sudo": "sudo"}  # command -> Debian package
+APT = {"node": "nodejs", "npm": "npm", "sudo": "sudo", "git": "git"}  # command -> Debian package
 OPT = Path("/opt/pytorch-course")
 NAME = re.compile(r"[a-z][a-z0-9-]{0,30}")
 COURSE_FOLDER = "pytorch-course"  # in the instructor's home
 PACKAGES = ("autograder", "classgrader", "utils")
+# The lab's own server extensions (Validate's), found beside autograder/ (lab/ROLE/jupyter_server_config.py).
+LAB_SERVER = Path("lab", "server")
+OLDEST_PYTHON = (3, 11, 5)  # the pins' oldest (soupsieve 4.1.3 needs 3.11.5); 3.12 is not theirs
 
 
 def say(message: str) -> None:
@@ -90,15 +94,42 @@ def everyone_can_run(prefix: Path) -> bool:
     return all(os.stat(p).st_mode & 0o001 for p in [prefix, *prefix.parents])
 
 
-def interpreter() -> Path:
-    """The Python that runs this (the one ./course chose, so the same release), if every user may
-    run it; else a copy of it under OPT. pyenv's lives under /root, which nobody else may enter."""
-    base = Path(sys.base_prefix)
+def describe(python: Path) -> tuple[Path, tuple[int, ...]] | None:
+    """A Python's base installation (a venv's is the interpreter it was made from) and version."""
+    done = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(*sys.version_info[:3])"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    prefix, version = done.stdout.split("\n", 1)
+    return Path(prefix), tuple(map(int, version.split()))
+
+
+def choose_python() -> tuple[Path, tuple[int, ...]]:
+    """The Python the hub's environment is built from, by path, never whatever `python3` is on
+    PATH (under sudo, Debian's own, older than the pins allow): the one ./course built .venv with,
+    else the one running this, if it is a 3.11 new enough for the pins. Its base prefix and version."""
+    seen = []
+    for python in (CHECKOUT / ".venv" / "bin" / "python", Path(sys.executable)):
+        found = describe(python) if python.exists() else None
+        if found is None:
+            continue
+        prefix, version = found
+        seen.append(f"{'.'.join(map(str, version))} at {python}")
+        if version[:2] == OLDEST_PYTHON[:2] and version >= OLDEST_PYTHON and (prefix / "bin" / "python3.11").exists():
+            return prefix, version
+    fail(f"the hub's packages need Python {'.'.join(map(str, OLDEST_PYTHON))} or a later 3.11 (found "
+         f"{'; '.join(seen) or 'none'}): run `./course setup` with one first on PATH (it builds .venv, "
+         "whose Python the hub uses), then `sudo ./course hub ...` again")
+
+
+def interpreter(base: Path, version: tuple[int, ...]) -> Path:
+    """The chosen Python (the one ./course uses, so the same release), if every user may run it;
+    else a copy of it under OPT. pyenv's lives under /root, which nobody else may enter."""
     if everyone_can_run(base):
         return base / "bin" / "python3.11"
-    copy = OPT / f"python-{'.'.join(map(str, sys.version_info[:3]))}"
+    copy = OPT / f"python-{'.'.join(map(str, version))}"
     if not (copy / "bin" / "python3.11").exists():
-        say(f"copying Python {sys.version.split()[0]} from {base} to {copy}, where every user may run it")
+        say(f"copying Python {'.'.join(map(str, version))} from {base} to {copy}, where every user may run it")
         staging = copy.with_name(copy.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(base / "lib" / "python3.11", staging / "lib" / "python3.11", symlinks=True,
@@ -124,32 +155,48 @@ def digest(paths) -> str:
     return h.hexdigest()
 
 
-def environment() -> None:
+def pip_install(python: Path, *args) -> None:
+    """pip, its progress shown as it goes (a first build takes minutes): one line per package."""
+    cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail = []
+    for line in proc.stdout:
+        tail = (tail + [line.rstrip()])[-30:]
+        if line.startswith(("Collecting ", "Installing collected", "Successfully installed")):
+            say(f"  pip: {line.strip()[:150]}")
+    if proc.wait() != 0:
+        fail(f"pip install failed: {' | '.join(tail)[-800:]}")
+
+
+def environment(python_base: Path, version: tuple[int, ...]) -> None:
     """VENV with the pinned packages and a copy of the course's code; rebuilt when either changes."""
-    sources = sorted(p for pkg in PACKAGES for p in (CHECKOUT / pkg).rglob("*") if p.is_file()
+    sources = sorted(p for pkg in (*PACKAGES, LAB_SERVER) for p in (CHECKOUT / pkg).rglob("*") if p.is_file()
                      and "__pycache__" not in p.parts)
     pins = [CHECKOUT / "requirements.txt", CHECKOUT / "hub" / "requirements.txt", CHECKOUT / "pyproject.toml"]
     want_pins, want_code = digest(pins), digest(sources)
     stamp = VENV / ".course-hub.json"
-    python = interpreter()
+    python = interpreter(python_base, version)
     if (VENV / "bin" / "python").resolve() != python.resolve():  # missing, or made from another Python
         shutil.rmtree(VENV, ignore_errors=True)
         VENV.parent.mkdir(parents=True, exist_ok=True)
+        say(f"making {VENV} with Python {'.'.join(map(str, version))}")
         run(python, "-m", "venv", VENV)
     have = json.loads(stamp.read_text()) if stamp.exists() else {}
     if have.get("pins") != want_pins:
         say(f"building {VENV} from requirements.txt and hub/requirements.txt (a few minutes, once)")
-        run(VENV / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q",
-            "-r", CHECKOUT / "requirements.txt", "-r", CHECKOUT / "hub" / "requirements.txt")
+        pip_install(VENV / "bin" / "python", "-r", CHECKOUT / "requirements.txt",
+                    "-r", CHECKOUT / "hub" / "requirements.txt")
     if have.get("pins") != want_pins or have.get("code") != want_code:
         # A copy, not the checkout (users' servers must not need to read it, it holds the
         # solutions), with every file (templates, vendored scripts), found through a .pth file as
         # an editable install would be.
+        say(f"copying {', '.join(PACKAGES)} to {OPT / 'code'}")
         code = OPT / "code"
         staging = OPT / "code.partial"
         shutil.rmtree(staging, ignore_errors=True)
-        for pkg in PACKAGES:
-            shutil.copytree(CHECKOUT / pkg, staging / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+        for pkg in (*PACKAGES, LAB_SERVER):
+            if (CHECKOUT / pkg).is_dir():
+                shutil.copytree(CHECKOUT / pkg, staging / pkg, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.rmtree(code, ignore_errors=True)
         staging.rename(code)
         site = run(VENV / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout
@@ -332,12 +379,69 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--assignments", default="", help="comma-separated ids to record in the gradebook "
                         "now (default: all)")
+    parser.add_argument("--publish", action="store_true", help="publish the checkout's lessons to the class set up "
+                        "at --state (students get them at their next start or pull), and nothing else")
     parser.add_argument("--remove", action="store_true", help="remove the class this made: its users and their "
                         "homes, the course, the exchange, the sudo rule, the state folder (hub/remove.py)")
     return parser
 
 
-def main(argv=None) -> Path | None:
+def port_free(ip: str, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("" if ip == "0.0.0.0" else ip, port))
+            return True
+        except OSError:
+            return False
+
+
+def preflight(args, students: list[str], assignments: list[str], serve: bool) -> tuple[Path, tuple[int, ...]]:
+    """Everything that can refuse, checked before anything is built, made or copied: each refusal
+    one line, exit 2. Returns the Python the environment is built from."""
+    for name in [args.instructor, *students]:
+        if not NAME.fullmatch(name):
+            fail(f"'{name}' is not a usable user name (lower-case letters, digits and '-', starting with a letter)")
+    missing = [a for a in assignments if not (CHECKOUT / "release" / a).is_dir()]
+    if missing:
+        fail(f"no assignment {', '.join(missing)} in {CHECKOUT / 'release'} (./course generate makes it)")
+    record = args.state.resolve() / "class.json"
+    made = json.loads(record.read_text()).get("made", []) if record.exists() else []
+    for name in [args.instructor, *students]:
+        if user_exists(name) and name not in made:
+            fail(f"a system user '{name}' already exists and was not made by the course hub; choose another name")
+    # A student made later is in no group of the checkout's: what user `nobody` may read, they may.
+    for reader in ["nobody", *(s for s in students if user_exists(s))]:
+        if user_exists(reader) and readable_by(reader, CHECKOUT / "source"):
+            fail(f"{CHECKOUT}/source (the solutions) is readable by the students: run `chmod 700 {CHECKOUT}` "
+                 "(or keep the checkout under /root) and start again")
+    if serve:
+        taken = [p for p in (args.port, args.port + 1, args.port + 2) if not port_free(args.ip, p)]
+        if taken:
+            fail(f"port {taken[0]} on {args.ip} is in use (the hub needs {args.port} and the next two): "
+                 "stop what uses it (a hub already running?) or choose another --port")
+    return choose_python()
+
+
+def publish_lessons(state: Path) -> str:
+    """The lessons' repository (hub/lessons.py) at STATE/lessons.git, and the git setting that lets
+    students clone it though root owns it (git refuses a repository another user owns unless it is
+    a safe.directory, and ignores that setting from the environment for a local clone): a system
+    configuration of the servers' own (GIT_CONFIG_SYSTEM), which includes the machine's. Its URL."""
+    import lessons  # hub/lessons.py; here, not at the top: ./course loads this file by path for parser()
+    repo = state / "lessons.git"
+    say(f"publishing the lessons ({len(lessons.lesson_files(CHECKOUT))} notebooks) to {repo}")
+    commit = lessons.publish(repo, CHECKOUT)
+    link = f"/hub/user-redirect/git-pull?repo=file://{repo}&branch={lessons.BRANCH}&targetpath=lessons" \
+           "&urlpath=lab/workspaces/course"
+    say(f"lessons {'published as ' + commit[:12] if commit else 'unchanged'}: students get them at their next "
+        f"start, or at once from the hub's address followed by {link}")
+    write_root_owned(state / "gitconfig", f"[include]\n\tpath = /etc/gitconfig\n[safe]\n\tdirectory = {repo}\n")
+    return f"file://{repo}"
+
+
+def main(argv=None, serve: bool = False) -> Path | None:
+    """Set the class up (serve: ./course hub, which then starts JupyterHub, so its ports must be
+    free too); the state folder, or None after --remove or --publish."""
     args = parser().parse_args(argv)
     if sys.platform != "linux" or os.geteuid() != 0:
         fail("the hub makes system users and serves them: run it as root on Linux (sudo ./course hub)")
@@ -345,23 +449,28 @@ def main(argv=None) -> Path | None:
         import remove
         remove.remove(args.state.resolve())
         return None
+    state = args.state.resolve()
+    if args.publish:
+        if not (state / "class.json").exists():
+            fail(f"no class at {state} (no class.json): set it up first (sudo ./course hub ...)")
+        publish_lessons(state)
+        return None
     students = [s for s in args.students.split(",") if s]
     if not students or args.instructor in students or len(set(students)) != len(students):
         fail("give one instructor and one or more different students (--instructor NAME --students A,B,C)")
-    for name in [args.instructor, *students]:
-        if not NAME.fullmatch(name):
-            fail(f"'{name}' is not a usable user name (lower-case letters, digits and '-', starting with a letter)")
-    assignments = [a for a in args.assignments.split(",") if a] or sorted(
-        p.name for p in (CHECKOUT / "release").iterdir() if p.is_dir())
+    released = sorted(p.name for p in (CHECKOUT / "release").iterdir() if p.is_dir())
+    assignments = [a for a in args.assignments.split(",") if a] or released
+    python_base, version = preflight(args, students, assignments, serve)
 
-    state = args.state.resolve()
+    say("checked: names, ports, the checkout's permissions, Python "
+        f"{'.'.join(map(str, version))} ({python_base}); setting up")
     made_folders = [str(topmost_missing(state)), str(topmost_missing(args.exchange.resolve()))]
     state.mkdir(parents=True, exist_ok=True)
-    os.chmod(state, 0o711)  # users' servers read roles/ inside it; nothing else
+    os.chmod(state, 0o711)  # users' servers read roles/ and the lessons inside it; nothing else
     OPT.mkdir(parents=True, exist_ok=True)
     os.chmod(OPT, 0o755)  # every user's server runs the environment in it
     system_packages()
-    environment()
+    environment(python_base, version)
 
     record = state / "class.json"
     old = json.loads(record.read_text()) if record.exists() else {}
@@ -370,6 +479,7 @@ def main(argv=None) -> Path | None:
     old["folders"] = old.get("folders") or [f for f in made_folders if f != "None"]
     secret = state / "passwords.txt"
     passwords = dict(line.split(":", 1) for line in secret.read_text().split()) if secret.exists() else {}
+    say(f"users: {args.instructor}, {', '.join(students)}")
     for name in [args.instructor, *students]:
         ensure_user(name, made, passwords)
         record.write_text(json.dumps(dict(old, made=made), indent=1))  # as each is made: never lose one
@@ -388,11 +498,19 @@ def main(argv=None) -> Path | None:
                          user_config(exchange, course_root if name == args.instructor else None))
     roles(state, args.instructor)
     sudo_rule(args.instructor, state)
+    lessons_repo = publish_lessons(state)
+    write_root_owned(state / "bin" / "user_start.py", (CHECKOUT / "hub" / "user_start.py").read_text())
+    cid = course_id()
     record.write_text(json.dumps({
-        "made": made, "folders": old["folders"], "course_id": course_id(), "instructor": args.instructor, "students": students,
+        "made": made, "folders": old["folders"], "course_id": cid, "instructor": args.instructor, "students": students,
         "ip": args.ip, "port": args.port,
         "exchange": str(exchange), "venv": str(VENV), "proxy": str(CHP), "course_root": str(course_root),
-        "roles": str(state / "roles"), "state": str(state)}, indent=1))
+        "roles": str(state / "roles"), "state": str(state),
+        # A student's start (hub/user_start.py): the lessons to pull, the assignment to fetch, the start page.
+        "lessons_repo": lessons_repo, "gitconfig": str(state / "gitconfig"),
+        "user_start": str(state / "bin" / "user_start.py"), "start_assignment": released[0] if released else None,
+        "start_page": str(state / "roles" / "student" / "start-page.jupyterlab-workspace"),
+        "outbound": str(exchange / cid / "outbound")}, indent=1))
     keep_private(students[0], state)
     say(f"ready: {args.instructor} (instructor), {', '.join(students)}; passwords in {secret}")
     return state

@@ -8,6 +8,7 @@ feedback, theirs. Every server runs as its person's system user (LocalProcessSpa
 file system enforces what nbgrader's exchange assumes."""
 import json
 import os
+import pwd
 from pathlib import Path
 
 state = Path(os.environ.get("COURSE_HUB_STATE", "/srv/pytorch-course"))
@@ -53,10 +54,22 @@ def by_role(spawner):
     terminals find nbgrader and Python."""
     role = "instructor" if spawner.user.name == klass["instructor"] else "student"
     settings = os.path.join(klass["roles"], role)
-    spawner.environment.update(JUPYTER_CONFIG_PATH=settings, PATH=f"{venv}/bin:/usr/bin:/bin")
+    spawner.environment.update(JUPYTER_CONFIG_PATH=settings, PATH=f"{venv}/bin:/usr/bin:/bin",
+                               GIT_CONFIG_SYSTEM=klass["gitconfig"])  # lets them clone the lessons (hub/install.py)
     # expose_app_in_browser: the hub's browser test drives the lab through window.jupyterapp
     # (the page's own scripts can reach it anyway; it grants nothing).
     spawner.args = [f"--LabApp.app_settings_dir={settings}", "--LabApp.expose_app_in_browser=True"]
+    if role == "student":
+        # The student's course (hub/user_start.py, run as them first): the lessons pulled into
+        # ~/lessons, the first assignment fetched once released, and the start page ./course lab
+        # opens on (lab/student's), the two side by side, as the lab's workspace `course`.
+        workspaces = os.path.join(pwd.getpwnam(spawner.user.name).pw_dir, ".jupyter", "lab", "workspaces")
+        spawner.cmd = [str(venv / "bin" / "python"), klass["user_start"], str(venv / "bin" / "jupyterhub-singleuser")]
+        spawner.environment.update(
+            COURSE_LESSONS_REPO=klass["lessons_repo"], COURSE_START_ASSIGNMENT=klass["start_assignment"] or "",
+            COURSE_OUTBOUND=klass["outbound"], COURSE_START_PAGE=klass["start_page"], COURSE_WORKSPACES=workspaces)
+        spawner.args.append(f"--LabApp.workspaces_dir={workspaces}")
+        spawner.default_url = "/lab/workspaces/course"
 
 
 c.Spawner.pre_spawn_hook = by_role

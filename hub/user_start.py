@@ -6,10 +6,10 @@ command: `python user_start.py jupyterhub-singleuser ARGS...`):
    own rules: their edits win a conflict, a lesson they deleted comes back).
 2. The start page's assignment (COURSE_START_ASSIGNMENT), once released, is fetched into ~/ID as
    the Assignment List's Fetch would (nbgrader fetch_assignment), if the student has no copy yet.
-3. The start page (the lab's workspace `course`, as ./course lab's): the first lesson on the
-   left, that assignment on the right; written once, so the lab then keeps the student's own
-   layout. A page written while the assignment was not released yet shows the lesson alone, and
-   gains the assignment at a later start, unless the student has rearranged it meanwhile.
+3. The start page: the role's own (COURSE_START_PAGE, lab/student/start-page.jupyterlab-workspace,
+   the one ./course lab opens on), the first lesson on the left, that assignment on the right,
+   written as the lab's workspace `course` once both are there, and kept as the student leaves it
+   after. Until then the lab opens on the lesson alone.
 
 Nothing here may stop the server from starting: a failed step is reported in the server's log
 and the lab starts anyway. The same script starts a student's server on Kubernetes (hub/z2jh)."""
@@ -50,46 +50,32 @@ def fetch(assignment: str, outbound: Path, home: Path) -> bool:
 
 
 def workspace_file(workspaces: Path) -> Path:
-    # jupyterlab_server names a workspace's file after its id and a hash of it (as classgrader/cli.py's start_page).
+    # jupyterlab_server names a workspace's file after its id and a hash of it (as ./course lab's start_page).
     return workspaces / f"{WORKSPACE}-{hashlib.sha256(WORKSPACE.encode()).hexdigest()[:4]}.jupyterlab-workspace"
 
 
-def layout(opened: list[str]) -> dict:
-    """The lab's workspace with `opened` side by side, left to right, the file browser on the home."""
-    areas = [{"type": "tab-area", "currentIndex": 0, "widgets": [f"notebook:{p}"]} for p in opened]
-    dock = ({"type": "split-area", "orientation": "horizontal", "sizes": [0.5, 0.5], "children": areas}
-            if len(areas) == 2 else areas[0] if areas else {"type": "tab-area", "currentIndex": 0, "widgets": []})
-    main = dict(dock=dock, **({"current": f"notebook:{opened[-1]}"} if opened else {}))
-    data = {"layout-restorer:data": {"main": main, "left": {"collapsed": False, "visible": True,
-                                                            "current": "filebrowser", "widgets": ["filebrowser"]}},
-            "file-browser-filebrowser:cwd": {"path": ""},
-            **{f"notebook:{p}": {"data": {"path": p, "factory": "Notebook"}} for p in opened}}
-    return {"data": data, "metadata": {"id": WORKSPACE}}
-
-
-def lesson_alone(path: Path, lesson: str) -> bool:
-    """The page as written without its assignment, not rearranged since."""
-    try:
-        dock = json.loads(path.read_text())["data"]["layout-restorer:data"]["main"]["dock"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return dock.get("type") == "tab-area" and dock.get("widgets") == [f"notebook:{lesson}"]
-
-
-def start_page(home: Path, workspaces: Path, lesson: str, assignment: str | None) -> None:
+def start_page(home: Path, workspaces: Path, template: Path) -> str | None:
+    """The role's start page (lab/student/start-page.jupyterlab-workspace, the one ./course lab opens
+    on: paths from the student's folder, here their home), written once its notebooks are all there,
+    and never again: the lab then keeps the student's own layout. None when it is (or was) written;
+    else the notebook the lab should open alone, the first of them that is there."""
     path = workspace_file(workspaces)
-    lesson = f"{LESSONS}/{lesson}"
-    if path.exists() and not (assignment and lesson_alone(path, lesson)):
-        return
-    opened = [p for p in (lesson, assignment and f"{assignment}/{assignment}.ipynb") if p and (home / p).exists()]
+    if path.exists():
+        return None
+    data = json.loads(template.read_text())
+    wanted = [v["data"]["path"] for k, v in data["data"].items() if k.startswith("notebook:")]
+    there = [p for p in wanted if (home / p).is_file()]
+    if there != wanted:
+        return there[0] if there else None
+    data["metadata"] = {"id": WORKSPACE}
     workspaces.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(layout(opened), indent=1))
+    path.write_text(json.dumps(data, indent=1))
+    return None
 
 
 def prepare(home: Path, env: dict) -> None:
-    """Steps 1-3, each reported and none fatal."""
+    """Steps 1-3, each reported and none fatal; the lab's first page set in `env`."""
     repo, assignment = env.get("COURSE_LESSONS_REPO"), env.get("COURSE_START_ASSIGNMENT")
-    fetched = False
     if repo:
         try:
             say(f"pulling the lessons from {repo} into {home / LESSONS}")
@@ -97,17 +83,21 @@ def prepare(home: Path, env: dict) -> None:
         except Exception as problem:  # the lab starts with what the student has
             say(f"pulling the lessons failed: {problem}")
     if assignment and env.get("COURSE_OUTBOUND"):
-        fetched = fetch(assignment, Path(env["COURSE_OUTBOUND"]), home)
-    if env.get("COURSE_START_LESSON") and env.get("COURSE_WORKSPACES"):
+        fetch(assignment, Path(env["COURSE_OUTBOUND"]), home)
+    if env.get("COURSE_START_PAGE") and env.get("COURSE_WORKSPACES"):
         try:
-            start_page(home, Path(env["COURSE_WORKSPACES"]), env["COURSE_START_LESSON"],
-                       assignment if fetched else None)
-        except OSError as problem:
+            alone = start_page(home, Path(env["COURSE_WORKSPACES"]), Path(env["COURSE_START_PAGE"]))
+        except (OSError, ValueError, KeyError) as problem:
             say(f"writing the start page failed: {problem}")
+            return
+        if alone:  # until the start page can show both, the lesson alone (JupyterHub's default URL for the server)
+            say(f"opening {alone} alone: the start page waits for its assignment (Assignment List, once released)")
+            env["JUPYTERHUB_DEFAULT_URL"] = f"/lab/tree/{alone}"
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: python user_start.py COMMAND [ARGS...]   (run as the student, in their home)")
-    prepare(Path.home(), dict(os.environ))
-    os.execvp(sys.argv[1], sys.argv[1:])
+    env = dict(os.environ)
+    prepare(Path.home(), env)
+    os.execvpe(sys.argv[1], sys.argv[1:], env)

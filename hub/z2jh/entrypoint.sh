@@ -36,5 +36,17 @@ fi
 
 cd "$home"
 export HOME="$home" USER="$NB_USER" JUPYTER_CONFIG_PATH="/etc/course/roles/$COURSE_ROLE"
+start=()
+if [ "$COURSE_ROLE" = student ]; then
+  # The student's course, as on one machine (hub/user_start.py, run as them before their server):
+  # nbgitpuller pulls the lessons (COURSE_LESSONS_REPO) into ~/lessons, the first assignment is
+  # fetched once released, and the start page shows the two side by side.
+  COURSE_OUTBOUND="/srv/nbgrader/exchange/$(cat /opt/course/config/course_id)/outbound"
+  COURSE_WORKSPACES="$home/.jupyter/lab/workspaces"
+  COURSE_START_PAGE=/etc/course/roles/student/start-page.jupyterlab-workspace
+  export COURSE_OUTBOUND COURSE_WORKSPACES COURSE_START_PAGE
+  start=(python /opt/course/bin/user_start.py)
+  set -- "$@" --LabApp.workspaces_dir="$COURSE_WORKSPACES"
+fi
 exec setpriv --reuid="$NB_UID" --regid="$NB_UID" --init-groups -- \
-  "$@" --LabApp.app_settings_dir="/etc/course/roles/$COURSE_ROLE"
+  "${start[@]}" "$@" --LabApp.app_settings_dir="/etc/course/roles/$COURSE_ROLE"

@@ -1,9 +1,13 @@
-"""A class on a real JupyterHub on this machine (./course hub): an instructor and three students,
-each a real system user with their own JupyterLab, each driven in their own headless Chromium
-session (Debian's, through Playwright), through the whole round trip:
+"""A class on a real JupyterHub on this machine, set up as docs/hub.md says (`sudo ./course hub`,
+with Debian's own python3 first on PATH), from a copy of this checkout kept as an instructor keeps
+theirs (root's alone): an instructor and three students, each a real system user with their own
+JupyterLab, each driven in their own headless Chromium session (Debian's, through Playwright):
 
-the instructor releases; each student logs in with their password, fetches from the Assignment
-List, works (the solution, a wrong answer, nothing), validates and submits; the instructor
+the instructor releases 01_tensors; each student logs in with their password and their lab opens
+on their course: lesson 01 (their own copy, pulled by nbgitpuller) on the left and their fetched
+01_tensors on the right; one runs the lesson, its dtype explorer answers a new dtype, and they note
+something in a code cell; each works (the solution, a wrong answer, nothing), validates and
+submits from the Assignment List; the instructor
 collects, grades with `course-autograde` (./course autograde, sandboxed, as root through sudo),
 makes and releases feedback and exports; each student fetches feedback and gets exactly their own,
 and one opens it from the Assignment List and clicks a contents entry: the lab's viewer scrolls to the
@@ -11,7 +15,9 @@ question, its pane not blanked by the servers' frame-ancestors 'none'.
 Then: the gradebook and the export hold every student's right score; no student can read another's
 work, the instructor's course folder, the gradebook or the exchange's submissions, tried from their
 own terminal and their own kernel; a student's lab has no instructor tools and the instructor's
-Formgrader lists the submissions; the hub stops and leaves no process behind.
+Formgrader lists the submissions; the instructor corrects lesson 01 in the checkout and publishes
+(`sudo ./course hub --publish`), and the student's pull link brings the correction into their copy,
+their own note kept; the hub stops and leaves no process behind.
 
 The users (pthub-*) are made for the test and removed after it, with everything they ran.
 Skipped, saying why, when not root or without Chromium; in CI (CI=true) it fails instead."""
@@ -24,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -47,6 +54,12 @@ STUDENTS = {"pthub-ana": "solution", "pthub-ben": "len_as_numel", "pthub-cleo": 
 ASSIGNMENT, NOTEBOOK = unit01.ASSIGNMENT, unit01.NOTEBOOK
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 HUB_UP_S = 600  # the first run on a machine builds the hub's environment (torch and all)
+LESSON = "01_tensors_lesson.ipynb"
+LESSON_READER = "pthub-ana"  # runs lesson 01, turns its widget, notes something, pulls the correction
+OWN_NOTE = "# ana's own note: the dtype decides the bytes"
+CORRECTION = "**Corrected by the instructor:** published to every student's copy."
+# As docs/hub.md runs it: under sudo, whose PATH puts Debian's python3 (older than the pins allow) first.
+DEBIAN_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 
 def why_not() -> str:
@@ -110,6 +123,38 @@ def remove_class() -> None:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
     shutil.rmtree(STATE, ignore_errors=True)
     SUDOERS.unlink(missing_ok=True)
+
+
+def ensure_sudo() -> None:
+    """Debian's sudo, as the docs' commands use it (the test runs as root: apt-get may install it)."""
+    if shutil.which("sudo"):
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "sudo"], env=env,
+                      capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update"], env=env, capture_output=True, check=True)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "sudo"], env=env,
+                       capture_output=True, check=True)
+
+
+def private_checkout() -> Path:
+    """A copy of this checkout as an instructor keeps theirs, where no student may enter (mkdtemp:
+    0700): the working tree's files (tracked, and new ones git does not ignore), .venv linked. The
+    instructor's correction is made in it, never in this tree."""
+    copy = Path(tempfile.mkdtemp(prefix="pthub-checkout-"))
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    (copy / ".venv").symlink_to(ROOT / ".venv")
+    return copy
+
+
+def sudo_course(checkout: Path, *args: str, **kw):
+    """`sudo ./course ARGS` in the checkout, as the docs say it, with Debian's Python first on PATH."""
+    return ["sudo", str(checkout / "course"), *args], dict(cwd=checkout, env=dict(os.environ, PATH=DEBIAN_PATH), **kw)
 
 
 def three_free_ports() -> int:
@@ -287,35 +332,42 @@ def clean_machine():
     if why_not():  # only reached in CI: fail rather than pass by testing nothing
         pytest.fail(why_not(), pytrace=False)
     remove_class()  # a run killed midway leaves its class: start from nothing
-    # The hub refuses to serve while its students could read the solutions (tests/hub/test_teardown.py):
-    # source/ is root's alone while the class runs, as the refusal tells an instructor to make it.
-    mode = (ROOT / "source").stat().st_mode & 0o777
-    os.chmod(ROOT / "source", 0o700)
+    ensure_sudo()
+    # The hub refuses to serve while its students could read the solutions (tests/hub/test_install.py):
+    # the checkout is root's alone, as the refusal tells an instructor to make it.
+    checkout = private_checkout()
     try:
-        yield
+        yield checkout
     finally:
-        os.chmod(ROOT / "source", mode)
         remove_class()
+        shutil.rmtree(checkout, ignore_errors=True)
 
 
 def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     from playwright.sync_api import sync_playwright
+    checkout = clean_machine
     started = time.monotonic()
     port = three_free_ports()
     base = f"http://127.0.0.1:{port}"
     STATE.mkdir(parents=True)
     log = ROOT / "artifacts" / "hub-test.log"  # the hub's and every server's log, for a person to read
     log.parent.mkdir(exist_ok=True)
+    debian = subprocess.run(["sudo", "python3", "-c", "import sys; print(*sys.version_info[:3], sep='.')"],
+                            env=dict(os.environ, PATH=DEBIAN_PATH), capture_output=True, text=True).stdout.strip()
     with open(log, "w") as out:
-        hub = subprocess.Popen(
-            [str(ROOT / "course"), "hub", "--instructor", INSTRUCTOR, "--students", ",".join(STUDENTS),
-             "--state", str(STATE), "--exchange", str(EXCHANGE), "--ip", "127.0.0.1", "--port", str(port),
-             "--assignments", ASSIGNMENT], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        cmd, kw = sudo_course(checkout, "hub", "--instructor", INSTRUCTOR, "--students", ",".join(STUDENTS),
+                              "--state", str(STATE), "--exchange", str(EXCHANGE), "--ip", "127.0.0.1",
+                              "--port", str(port), "--assignments", ASSIGNMENT, stdout=out, stderr=subprocess.STDOUT)
+        hub = subprocess.Popen(cmd, **kw)
     try:
         wait_for_hub(base, hub, log)
         up = time.monotonic() - started
+        said = [line for line in log.read_text().splitlines() if line.startswith("course hub: ")]
+        covered(f"sudo ./course hub (python3 under sudo: {debian}) set up and served in {up:.0f} s, "
+                f"saying {len(said)} progress lines, first: {said[0] if said else None!r}")
         klass = json.loads((STATE / "class.json").read_text())
         course = Path(klass["course_root"])
+        release_first_assignment(course, klass)
         passwords = dict(line.split(":", 1) for line in (STATE / "passwords.txt").read_text().split())
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
@@ -325,14 +377,17 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
                 person.log_in()
             for person in people.values():
                 person.ready()
-            covered(f"hub up in {up:.0f} s; 4 people logged in with their own passwords, each in their own lab "
+            covered(f"4 people logged in with their own passwords, each in their own lab "
                     f"(all ready {time.monotonic() - started:.0f} s after start)")
 
+            check_start_pages(students, covered)
             check_roles(teacher, students, base, covered)
+            check_lesson(students[LESSON_READER], covered)
             checklists = round_trip(teacher, students, course, covered)
             check_feedback_contents(students[FEEDBACK_READER], covered)
             check_isolation(teacher, students, course, covered)
             check_formgrader(teacher, base, covered)
+            check_correction(students[LESSON_READER], checkout, base, covered)
             browser.close()
     finally:
         stopped = stop_hub(hub)
@@ -345,21 +400,124 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     assert not listening & {port, port + 1, port + 2}, "something still listens on a port of the hub after it stopped"
     assert (STATE / "jupyterhub.sqlite").stat().st_mode & 0o077 == 0, "the hub's database is readable by others"
     again = time.monotonic()
-    python = shutil.which("python3.11") or shutil.which("python3")  # as ./course hub picks it: the same venv
-    second = subprocess.run([python, str(ROOT / "hub" / "install.py"), "--instructor", INSTRUCTOR, "--students",
-                             ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE),
-                             "--assignments", ASSIGNMENT], check=True, capture_output=True, text=True, timeout=600)
+    # The set-up alone (install.py), run again as the docs' sudo runs it: Debian's python3, which
+    # picks .venv's Python by path, so the same environment, nothing rebuilt.
+    second = subprocess.run(["sudo", "python3", str(checkout / "hub" / "install.py"), "--instructor", INSTRUCTOR,
+                             "--students", ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE),
+                             "--assignments", ASSIGNMENT], env=dict(os.environ, PATH=DEBIAN_PATH), check=True,
+                            capture_output=True, text=True, timeout=600)
     set_up_again = time.monotonic() - again  # reported, not asserted: fast or slow, the same verdict
     # Quick because it does nothing twice: the assignment is in the gradebook already.
     assert "in the gradebook" not in second.stdout, f"a second set-up recorded the assignments again:\n{second.stdout}"
-    removed = subprocess.run([str(ROOT / "course"), "hub", "--remove", "--state", str(STATE)], cwd=ROOT,
-                             capture_output=True, text=True, timeout=120)
+    assert "building" not in second.stdout, f"a second set-up rebuilt the environment:\n{second.stdout}"
+    cmd, kw = sudo_course(checkout, "hub", "--remove", "--state", str(STATE), capture_output=True, text=True, timeout=120)
+    removed = subprocess.run(cmd, **kw)
     assert removed.returncode == 0 and not STATE.exists() and not SUDOERS.exists(), removed.stderr
     assert not [n for n in class_users() if uid(n) is not None], "--remove left a user of the class"
     covered(f"the hub stopped on SIGTERM with every server and the proxy; no process or port left; "
             f"whole round trip {time.monotonic() - started:.0f} s; its database root's alone; set up again in "
             f"{set_up_again:.0f} s; ./course hub --remove took every user, the state and the sudo rule")
     check_validate(checklists, covered)
+
+
+def release_first_assignment(course: Path, klass: dict) -> None:
+    """The instructor releases 01_tensors before the class logs in (nbgrader, as them): then each
+    student's start fetches it and opens it beside lesson 01."""
+    home = pwd.getpwnam(INSTRUCTOR).pw_dir
+    env = {"PATH": f"{klass['venv']}/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+    done = subprocess.run([runuser, "-u", INSTRUCTOR, "--", "nbgrader", "release_assignment", ASSIGNMENT],
+                          cwd=course, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"release failed:\n{done.stderr[-2000:]}"
+
+
+# The notebooks in the lab's main area: path, left edge, shown.
+MAIN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main')).filter(w => w.context)
+    .map(w => ({path: w.context.path, left: w.node.getBoundingClientRect().left, shown: w.isVisible}))"""
+
+
+def check_start_pages(students: dict[str, Person], covered) -> None:
+    """Each student's lab opens on lesson 01 (left) and their own 01_tensors (right), side by side."""
+    want = [f"lessons/{LESSON}", f"{ASSIGNMENT}/{NOTEBOOK}"]
+    for name, student in students.items():
+        student.page.wait_for_function(f"() => ({MAIN_NOTEBOOKS})().length >= 2", timeout=60_000)
+        shown = sorted((w for w in student.page.evaluate(MAIN_NOTEBOOKS) if w["shown"]), key=lambda w: w["left"])
+        assert [w["path"] for w in shown] == want, f"{name}'s lab opened on {shown}"
+        home = Path(pwd.getpwnam(name).pw_dir)
+        for path in want:
+            assert (home / path).stat().st_uid == uid(name), f"{name}'s {path} is not their own copy"
+        student.shot("start-page")
+    covered(f"each student's lab opened on {want[0]} (left) and {want[1]} (right), their own copies in their home")
+
+
+def check_lesson(student: Person, covered) -> None:
+    """The lesson runs in the student's kernel (it imports utils), its dtype explorer answers a new
+    dtype, and the student notes something in a code cell and saves."""
+    from playwright.sync_api import expect
+    path = f"lessons/{LESSON}"
+    panel_id = student.page.evaluate("p => window.jupyterapp.commands.execute('docmanager:open', {path: p})"
+                                     ".then(w => w.id)", path)
+    panel = student.page.locator(f'[id="{panel_id}"]')
+    t0 = time.monotonic()
+    student.page.evaluate("""() => { window.runAll = 'running';
+        window.jupyterapp.commands.execute('notebook:run-all-cells')
+            .then(ok => { window.runAll = ok ? 'done' : 'stopped'; }, e => { window.runAll = String(e); }); }""")
+    student.page.wait_for_function("window.runAll !== 'running'", timeout=300_000)
+    errors = student.page.evaluate("""() => Array.from(window.jupyterapp.shell.currentWidget.content.model.cells)
+        .flatMap(c => c.type === 'code' ? c.outputs.toJSON() : []).filter(o => o.output_type === 'error')
+        .map(o => `${o.ename}: ${o.evalue}`)""")
+    assert not errors, f"lesson 01 in {student.name}'s kernel: {errors[:3]}"
+    ran = time.monotonic() - t0
+    # The widget's output (the lesson also shows the explorer's table as plain HTML), as tests/browser finds it.
+    explorer = panel.locator(".jp-OutputArea-output").filter(
+        has=student.page.locator("table.dtype-explorer:is(.jupyter-widgets, .jupyter-widgets *)"))
+    expect(explorer).to_have_count(1, timeout=60_000)
+    explorer.get_by_label("dtype", exact=True).select_option(label="int8")
+    expect(explorer.locator('table[data-dtype="int8"]')).to_be_attached(timeout=60_000)
+    explorer.scroll_into_view_if_needed()
+    student.shot("lesson-widget")
+    # Their own note, typed at the top of the first code cell, and saved.
+    panel.locator(".jp-CodeCell .cm-content").first.click()
+    student.page.keyboard.press("Control+Home")
+    student.page.keyboard.type(OWN_NOTE)
+    student.page.keyboard.press("Enter")
+    student.page.keyboard.press("Control+s")
+    saved = Path(pwd.getpwnam(student.name).pw_dir, path)
+    deadline = time.monotonic() + 30
+    while OWN_NOTE not in saved.read_text() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert OWN_NOTE in saved.read_text(), f"{student.name}'s note did not reach their lesson copy"
+    covered(f"{student.name} ran lesson 01 in their kernel (no error, {ran:.0f} s), its dtype explorer answered "
+            "int8, and their note in the first code cell was saved to their copy")
+
+
+def check_correction(student: Person, checkout: Path, base: str, covered) -> None:
+    """The instructor corrects a markdown cell of lesson 01 in their checkout and publishes; the
+    student's pull link (docs/hub.md) merges it into their copy, which keeps their own note."""
+    from playwright.sync_api import expect
+    lesson = checkout / "notebooks" / LESSON
+    nb = json.loads(lesson.read_text())
+    markdown = [c for c in nb["cells"] if c["cell_type"] == "markdown"]
+    target = markdown[len(markdown) // 2]  # far from the first code cell, where the student's note is
+    target["source"] = ["".join(target["source"]).rstrip("\n") + "\n", "\n", CORRECTION]
+    lesson.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    cmd, kw = sudo_course(checkout, "hub", "--publish", "--state", str(STATE), capture_output=True, text=True,
+                          timeout=300)
+    published = subprocess.run(cmd, **kw)
+    assert published.returncode == 0 and "published as" in published.stdout, published.stdout + published.stderr
+    # The link --publish prints, as the instructor hands it to the class.
+    [link] = re.findall(r"(/hub/user-redirect/git-pull\S+)", published.stdout)
+    student.page.goto(base + link)
+    student.ready()
+    mine = Path(pwd.getpwnam(student.name).pw_dir, "lessons", LESSON).read_text()
+    assert CORRECTION in mine, f"the correction did not reach {student.name}'s copy"
+    assert OWN_NOTE in mine, f"the pull lost {student.name}'s own note"
+    cell = student.page.locator(".jp-MarkdownCell", has_text="Corrected by the instructor").first
+    cell.scroll_into_view_if_needed(timeout=60_000)
+    expect(cell).to_be_visible()
+    student.shot("lesson-corrected")
+    covered(f"the instructor corrected lesson 01 in the checkout, `sudo ./course hub --publish` published it; "
+            f"{student.name}'s pull link merged it into their copy, their own note kept")
 
 
 def stop_hub(hub: subprocess.Popen) -> bool:
@@ -398,13 +556,11 @@ def check_roles(teacher: Person, students: dict[str, Person], base: str, covered
 def round_trip(teacher: Person, students: dict[str, Person], course: Path, covered) -> dict:
     """The round trip; returns what each student's Validate showed (checked last, check_validate)."""
     t0 = time.monotonic()
-    code, out = teacher.shell(f"cd {course} && nbgrader release_assignment {ASSIGNMENT}")
-    assert code == 0, f"release failed:\n{out[-2000:]}"
-
     work = submissions()
     checklists = {}
     for name, student in students.items():
-        student.press("released", "Fetch", "fetched_assignments_list")
+        # Fetched at their server's start (hub/user_start.py), as the Assignment List's Fetch does.
+        expect_text(student.assignment_list().locator("#fetched_assignments_list"), ASSIGNMENT)
         path = f"{ASSIGNMENT}/{NOTEBOOK}"
         assert Path(pwd.getpwnam(name).pw_dir, path).stat().st_uid == uid(name), "the fetched copy is not theirs"
         if STUDENTS[name] != "untouched":
@@ -416,8 +572,8 @@ def round_trip(teacher: Person, students: dict[str, Person], course: Path, cover
             student.page.keyboard.press("Escape")
         student.press("fetched", "Submit", "submitted_assignments_list")
         student.shot("submitted")
-    covered(f"release from the instructor's terminal; each student fetched, worked, pressed Validate and "
-            f"submitted from the Assignment List ({time.monotonic() - t0:.0f} s)")
+    covered(f"each student's Assignment List shows 01_tensors fetched (their own copy); each worked, pressed "
+            f"Validate and submitted from it ({time.monotonic() - t0:.0f} s)")
 
     t0 = time.monotonic()
     code, out = teacher.shell(f"cd {course} && nbgrader collect {ASSIGNMENT}")

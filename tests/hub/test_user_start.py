@@ -1,7 +1,7 @@
-"""Tests for hub/user_start.py's start page, in a temporary home: the first lesson on the left and
-the start assignment on the right (the workspace ./course lab opens on), written once and then the
-student's; a page written before the assignment was released gains it later unless the student
-rearranged it. The pull and the fetch run for real in tests/hub/test_hub.py."""
+"""Tests for hub/user_start.py's start page, in a temporary home: the student role's own start page
+(lab/student/start-page.jupyterlab-workspace, the one ./course lab opens on), written as the lab's
+workspace once its lesson and assignment are both there, then the student's to rearrange; until
+then the lab opens on the lesson alone. The pull and the fetch run for real in tests/hub/test_hub.py."""
 import json
 import sys
 
@@ -10,16 +10,15 @@ from coursekit import ROOT
 sys.path.insert(0, str(ROOT / "hub"))
 import user_start  # noqa: E402 (hub/ is not a package)
 
-LESSON, ASSIGNMENT = "01_tensors_lesson.ipynb", "01_tensors"
+TEMPLATE = ROOT / "lab" / "student" / "start-page.jupyterlab-workspace"
+LESSON, ASSIGNMENT = "lessons/01_tensors_lesson.ipynb", "01_tensors/01_tensors.ipynb"
 
 
-def home_with(tmp_path, assignment: bool):
+def home_with(tmp_path, *notebooks: str):
     home = tmp_path / "home"
-    (home / "lessons").mkdir(parents=True)
-    (home / "lessons" / LESSON).write_text("{}")
-    if assignment:
-        (home / ASSIGNMENT).mkdir()
-        (home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_text("{}")
+    for notebook in notebooks:
+        (home / notebook).parent.mkdir(parents=True, exist_ok=True)
+        (home / notebook).write_text("{}")
     return home, home / ".jupyter" / "lab" / "workspaces"
 
 
@@ -32,30 +31,35 @@ def opened(workspaces) -> list[list[str]]:
 
 
 def test_lesson_left_assignment_right_written_once(tmp_path, covered):
-    home, workspaces = home_with(tmp_path, assignment=True)
-    user_start.start_page(home, workspaces, LESSON, ASSIGNMENT)
-    assert opened(workspaces) == [[f"notebook:lessons/{LESSON}"], [f"notebook:{ASSIGNMENT}/{ASSIGNMENT}.ipynb"]]
+    home, workspaces = home_with(tmp_path, LESSON, ASSIGNMENT)
+    assert user_start.start_page(home, workspaces, TEMPLATE) is None
+    assert opened(workspaces) == [[f"notebook:{LESSON}"], [f"notebook:{ASSIGNMENT}"]]
     [path] = workspaces.glob("*")
-    rearranged = path.read_text().replace(f"lessons/{LESSON}", "lessons/02_devices_lesson.ipynb")
+    assert json.loads(path.read_text())["data"] == json.loads(TEMPLATE.read_text())["data"]
+    rearranged = path.read_text().replace(LESSON, "lessons/02_devices_lesson.ipynb")
     path.write_text(rearranged)
-    user_start.start_page(home, workspaces, LESSON, ASSIGNMENT)
+    assert user_start.start_page(home, workspaces, TEMPLATE) is None
     assert path.read_text() == rearranged, "a later start overwrote the student's own layout"
-    covered("the hub's start page: lessons/01 on the left, 01_tensors/01_tensors.ipynb on the right; kept as the "
-            "student leaves it")
+    covered("the hub's start page is the student role's own: lessons/01 on the left, 01_tensors on the right; "
+            "kept as the student leaves it")
 
 
-def test_a_page_without_its_assignment_gains_it_once_fetched(tmp_path, covered):
-    home, workspaces = home_with(tmp_path, assignment=False)
-    user_start.start_page(home, workspaces, LESSON, None)
-    assert opened(workspaces) == [[f"notebook:lessons/{LESSON}"]]
-    (home / ASSIGNMENT).mkdir()
-    (home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_text("{}")
-    user_start.start_page(home, workspaces, LESSON, ASSIGNMENT)
-    assert len(opened(workspaces)) == 2
-    covered("before the release the start page is the lesson alone; it gains the assignment at the start after")
+def test_without_its_assignment_the_lesson_opens_alone_until_it_is_there(tmp_path, covered):
+    home, workspaces = home_with(tmp_path, LESSON)
+    assert user_start.start_page(home, workspaces, TEMPLATE) == LESSON
+    assert not workspaces.exists(), "a start page written without its assignment would be kept without it"
+    env = {"COURSE_START_PAGE": str(TEMPLATE), "COURSE_WORKSPACES": str(workspaces)}
+    user_start.prepare(home, env)
+    assert env["JUPYTERHUB_DEFAULT_URL"] == f"/lab/tree/{LESSON}"
+    (home / ASSIGNMENT).parent.mkdir()
+    (home / ASSIGNMENT).write_text("{}")
+    env = {"COURSE_START_PAGE": str(TEMPLATE), "COURSE_WORKSPACES": str(workspaces)}
+    user_start.prepare(home, env)
+    assert "JUPYTERHUB_DEFAULT_URL" not in env and len(opened(workspaces)) == 2
+    covered("before the release the lab opens on the lesson alone; the start after, on the start page with both")
 
 
 def test_nothing_released_nothing_fetched(tmp_path, capsys):
-    home, _ = home_with(tmp_path, assignment=False)
-    assert not user_start.fetch(ASSIGNMENT, tmp_path / "outbound", home)
+    home, _ = home_with(tmp_path, LESSON)
+    assert not user_start.fetch("01_tensors", tmp_path / "outbound", home)
     assert "not released yet" in capsys.readouterr().err

@@ -192,9 +192,18 @@ def test_the_class_config_gives_each_person_their_uid_and_role(covered):
         assert (env["NB_USER"], int(env["NB_UID"])) == (name, uids[name])
         assert env["COURSE_ROSTER"].split(",") == [f"{n}:{u}" for n, u in uids.items()]
         roles[name] = env["COURSE_ROLE"]
+        # A student's start pulls the lessons and opens the start page (hub/user_start.py, run by the entrypoint).
+        student = env["COURSE_ROLE"] == "student"
+        assert ("COURSE_LESSONS_REPO" in env) == student, f"{name}: lessons for a {env['COURSE_ROLE']}?"
+        assert (getattr(spawner, "default_url", None) == "/lab/workspaces/course") == student
     assert roles == {n: "instructor" if n == custom["course"]["instructor"] else "student" for n in uids}
+    assert VALUES["custom"]["course"]["lessons"]["repo"].startswith(("https://", "git@", "ssh://")), \
+        "the lessons' repository must be a URL the cluster can reach"
+    assert "COPY hub/user_start.py /opt/course/bin/user_start.py" in DOCKERFILE
+    assert "/opt/course/bin/user_start.py" in (Z2JH / "entrypoint.sh").read_text()
     assert VALUES["singleuser"]["uid"] == 0, "the entrypoint must start as root to become the person"
-    covered(f"hub.extraConfig run with the chart's get_config: {len(uids)} people, each their own uid and role")
+    covered(f"hub.extraConfig run with the chart's get_config: {len(uids)} people, each their own uid and role; "
+            "students' starts pull the lessons and open the start page")
 
 
 def test_the_exchange_is_one_read_write_many_volume_every_server_mounts(covered):
