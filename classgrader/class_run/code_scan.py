@@ -4,8 +4,16 @@ Some facts only the student's kernel holds: whether autograd recorded, what a lo
 which device was tried first, which tensors an optimiser was given. Code in that kernel reports
 them (the check library's records, the integrity audit), and code in that kernel can rewrite
 the reporter: the helpers, the audit's own tables, torch itself. Nothing inside the kernel can
-be trusted to notice. The submitted notebook, though, is data the grader holds, and an honest
-answer in this course needs none of the means such rewriting takes:
+be trusted to notice. The submitted notebook, though, is data the grader holds.
+
+It is read against a list of what a beginner's answer uses (allowed.toml, asked through
+allow_list.py): the builtins without reflection, the modules and names the course's own cells
+import, and a set of torch APIs (tensors and their methods, torch.nn, nn.functional, optim,
+utils.data, torch.load with weights_only left on and no pickle_module, the grad-mode context
+managers). Whatever is not on it is a finding: torch.utils.checkpoint, torch.hub,
+functools.update_wrapper, os.environ, an attribute no object of the course has. A construct
+the reading did not foresee is then off the list by default. Besides, an honest answer in this
+course needs none of the means such rewriting takes, which are named as such:
 
 - code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
   a computed getattr on a module or class, setattr outside a constructor, vars() written to;
@@ -38,6 +46,8 @@ import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
+
+from classgrader.class_run import allow_list
 
 REASON = "code that can rewrite the grading process"
 
@@ -203,8 +213,12 @@ def _method_names() -> frozenset:
 
 class _Reader(ast.NodeVisitor):
     def __init__(self, foreign: set[str], bound: set[str], imported: dict[str, str], methods: frozenset,
-                 defined: set[str], protected: set[str]):
+                 defined: set[str], protected: set[str], allowed: dict[str, list] | None = None,
+                 own: frozenset = frozenset()):
         self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
+        self.allowed = allowed if allowed is not None else allow_list.modules()  # modules -> names
+        self.own = own  # every name the notebook binds or gives an attribute: its own, readable
+        self.noted = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
         self.blocks = set()  # calls that open a block (a with's items, decorators): not switches
@@ -214,7 +228,29 @@ class _Reader(ast.NodeVisitor):
         self.found, self.functions = [], []  # the functions the visit is inside, innermost last
 
     def note(self, node, what: str):
+        self.noted.add(id(node))
         self.found.append((getattr(node, "lineno", 1), what))
+
+    def off_list(self, node, what: str) -> None:
+        """Something the course's list (allowed.toml) does not hold, unless found already."""
+        if id(node) not in self.noted:
+            self.note(node, f"{what}, which is not on the course's list of what an answer uses")
+
+    def _listed_chain(self, node, dotted: str) -> None:
+        """A dotted name that starts at a module: its module part on the list, the rest (read
+        on an object: torch.float32.itemsize) attributes an answer may read."""
+        allowed, prefix = allow_list.dotted_allowed(dotted, self.allowed)
+        if not allowed:
+            self.off_list(node, f"uses {prefix}")
+            return
+        for attr in dotted[len(prefix):].split(".")[1:]:
+            self._attribute(node, attr)
+
+    def _attribute(self, node, attr: str) -> None:
+        if attr.startswith("__") and attr.endswith("__"):
+            return  # dunders: visit_Attribute's own rule
+        if attr not in self.own and not allow_list.attribute_allowed(attr):
+            self.off_list(node, f"reads .{attr}")
 
     def full(self, dotted: str) -> str:
         """torch.autograd.graph.x for g.x after `import torch.autograd.graph as g`."""
@@ -252,6 +288,8 @@ class _Reader(ast.NodeVisitor):
     def visit_Import(self, node):
         for alias in node.names:
             self._reach(node, alias.name, "imports")
+            if alias.name not in self.allowed and _exists(alias.name.split(".")[0]):
+                self.off_list(node, f"imports {alias.name}")
             self._imports_over(node, alias.asname or alias.name.split(".")[0])
 
     def _imports_over(self, node, name: str) -> None:
@@ -269,6 +307,11 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"imports * from {node.module}")
             else:
                 self._reach(node, f"{node.module}.{alias.name}", "imports")
+                full = f"{node.module}.{alias.name}"
+                listed, prefix = allow_list.dotted_allowed(full, self.allowed)
+                if (node.module not in self.allowed or not listed or prefix != full) and \
+                        _exists(node.module.split(".")[0]):
+                    self.off_list(node, f"imports {full}")
                 self._imports_over(node, alias.asname or alias.name)
 
     # --- names, attributes, calls -----------------------------------------------------------
@@ -278,6 +321,8 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"uses {node.id}")
             elif node.id not in self.bound:  # the session's history, a test's leftovers, the grader's names
                 self.note(node, f"reads {node.id}, which this notebook never defines")
+            elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
+                self.off_list(node, f"uses the builtin {node.id}")
 
     def visit_Attribute(self, node):
         attr, dotted = node.attr, _dotted(node)
@@ -289,7 +334,10 @@ class _Reader(ast.NodeVisitor):
             self.note(node, f"reaches .{attr}")
         elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
             self._reach(node, self.full(dotted), "uses")
+            self._listed_chain(node, self.full(dotted))
             return  # the whole chain at once
+        elif isinstance(node.ctx, ast.Load):
+            self._attribute(node, attr)
         self.generic_visit(node)
 
     def _magic(self, node) -> bool:
@@ -321,20 +369,18 @@ class _Reader(ast.NodeVisitor):
         self._switch(node)
         self._library_setattr(node)
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
-        if name == "getattr" and constant and not args[1].value.startswith("_"):
+        if name in ("getattr", "hasattr") and name not in self.own and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
                 self._reach(node, f"{self.full(_dotted(args[0]))}.{args[1].value}", "uses")
+                self._listed_chain(node, f"{self.full(_dotted(args[0]))}.{args[1].value}")
+            else:
+                self._attribute(node, args[1].value)
             for part in [*args, *node.keywords]:
                 self.visit(part)  # getattr(x, "weight", None): an attribute read, spelled out
             return
-        if name in ("getattr", "vars") and args and not _reaching_foreign(args[0], self.foreign):
-            for part in [*args, *node.keywords]:
-                self.visit(part)  # a read of the student's own object, by a name they compute
-            return
-        if name in ("setattr", "delattr") and args and self._in_constructor() and _is_self(args[0], self):
-            for part in [*args[1:], *node.keywords]:
-                self.visit(part)  # setattr(self, f"fc{i}", ...) in __init__
-            return
+        if name == "hasattr" and name not in self.own:
+            self.note(node, "uses hasattr with a name it computes")
+        self._keywords(node)
         if isinstance(func, ast.Attribute) and func.attr == "__init__":
             if not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and not (
                     args and _is_self(args[0], self) and self._in_constructor()):
@@ -346,14 +392,27 @@ class _Reader(ast.NodeVisitor):
             if _reaching(target) or (isinstance(target, ast.Name) and target.id in self.foreign and
                                      target.id not in self.imported and target.id not in dir(builtins)):
                 self.note(node, f"changes {_dotted(func.value) or 'a namespace'} with .{func.attr}()")
-        if self.full(_dotted(func) or "") == "torch.load" and any(
-                k.arg == "weights_only" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
-                for k in node.keywords):
-            self.note(node, "unpickles with torch.load(weights_only=False), which runs code from the file")
-        if any(k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
-               for k in node.keywords):
-            self.note(node, "unpickles with allow_pickle, which runs code from the file")
         self.generic_visit(node)
+
+    def _keywords(self, node) -> None:
+        """A call the list allows only with some keywords (torch.load: weights_only left on, no
+        pickle_module; the environment's say is not asked, see visit_Attribute's os.environ)."""
+        dotted = self.full(_dotted(node.func) or "")
+        rules = allow_list.keyword_rules(dotted)
+        if rules is None:
+            return
+        if len(node.args) > rules.get("positional", len(node.args)) or any(
+                isinstance(a, ast.Starred) for a in node.args):
+            self.note(node, f"passes {dotted} more than {rules['positional']} arguments by position")
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                self.note(node, f"passes {dotted} keywords the reading cannot see (**)")
+            elif keyword.arg in rules.get("never", []):
+                self.note(node, f"unpickles: passes {keyword.arg} to {dotted}, which runs code from the file")
+            elif keyword.arg in rules.get("constant", {}) and not (
+                    isinstance(keyword.value, ast.Constant) and keyword.value.value == rules["constant"][keyword.arg]):
+                self.note(node, f"unpickles with {dotted}({keyword.arg}={ast.unparse(keyword.value)}), "
+                                "which runs code from the file")
 
     def visit_With(self, node):
         self.blocks.update(id(item.context_expr) for item in node.items)  # with torch.no_grad(): a block
@@ -583,16 +642,57 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     return bound, foreign, imported
 
 
+REGISTERS = {"register_buffer", "register_parameter", "add_module", "register_module"}
+
+
+def _attributes_given(trees) -> set[str]:
+    """Attribute names the notebook gives its objects: assigned (self.fc = ...) or registered
+    by a constant name (self.register_buffer("scale", ...))."""
+    names = set()
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REGISTERS \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            names.add(node.args[0].value)
+    return names
+
+
+def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
+    """Names assigned a module reached from an imported one (mps = torch.backends.mps, or
+    getattr(torch.backends, "mps", None)): read as that module's dotted name."""
+    aliases = {}
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and _dotted(value.func) == "getattr" and len(value.args) >= 2 and \
+                isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str):
+            dotted = _dotted(value.args[0]) and f"{_dotted(value.args[0])}.{value.args[1].value}"
+        else:
+            dotted = _dotted(value)
+        head, _, rest = (dotted or "").partition(".")
+        if head in imported and rest:
+            full = ".".join([imported[head], rest])
+            if isinstance(resolve(full), types.ModuleType):
+                aliases[node.targets[0].id] = full
+    return aliases
+
+
 def scan(sources: list[str], given: set[str] = frozenset(), course_callables: set[str] = frozenset(),
-         course_imports: set[str] = frozenset()) -> list[Finding]:
+         course_imports: set[str] = frozenset(), course_modules: dict | None = None) -> list[Finding]:
     """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
     `given` (the cells the course itself wrote, as released); `course_callables`: the functions
     and classes the course's own cells (not the answers' stubs) define, which the tests call;
-    `course_imports`: the names they bind by importing."""
+    `course_imports`: the names they bind by importing; `course_modules`: module -> the names
+    they import from it (allowed to answers too, beside allowed.toml)."""
     trees = _trees(sources)
     unread = [index for index, tree in enumerate(trees) if tree is UNREADABLE]
     trees = [None if tree is UNREADABLE else tree for tree in trees]
     bound, foreign, imported = _names(trees)
+    own = frozenset(bound | _attributes_given(trees))
+    allowed = allow_list.modules(course_modules)
+    imported |= _module_aliases(trees, imported)
     bound |= set(dir(builtins)) | {"display"}
     methods = _method_names()
     defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)
@@ -605,7 +705,7 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
         if tree is None or source.strip() in given:
             continue
         reader = _Reader(foreign, bound, imported, methods, defined,
-                         set(dir(builtins)) | set(course_callables) | set(course_imports))
+                         set(dir(builtins)) | set(course_callables) | set(course_imports), allowed, own)
         reader.course_imports = set(course_imports)
         reader.course_defined = set(course_callables)
         try:
@@ -626,8 +726,15 @@ def notebook_findings(nb, release) -> list[Finding]:
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     imports = {alias.asname or alias.name.split(".")[0] for tree in trees for node in tree.body
                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    modules = {}
+    for node in (node for tree in trees for node in tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                modules.setdefault(alias.name, [])
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.setdefault(node.module, []).extend(alias.name for alias in node.names if alias.name != "*")
     positions = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    found = scan([nb.cells[i].source for i in positions], given, callables, imports)
+    found = scan([nb.cells[i].source for i in positions], given, callables, imports, modules)
     return [Finding(positions[f.cell], f.line, f.what) for f in found]
 
 

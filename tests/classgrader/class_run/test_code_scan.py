@@ -70,6 +70,30 @@ ROUTES = {
     "a module beyond the course's": ("import gc\ngc.get_objects()", "imports gc"),
     "a pickle that runs code": ("import torch\ntorch.load('x.pt', weights_only=False)", "unpickles"),
     "a relative import": ("from . import helpers", "relative"),
+    # Constructs no list of means named: each is off the list of what an answer uses.
+    "code run from data, by a pickle module": ("import pickle, torch\nstate = torch.load('w.pt', pickle_module=pickle)",
+                                               "pickle_module"),
+    "the same, by position": ("import pickle, torch\nstate = torch.load('w.pt', None, pickle)", "by position"),
+    "the same, by the environment": ("import os, torch\nos.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\n"
+                                     "state = torch.load('w.pt')", "os.environ"),
+    "code imported by path": ("import torch\nrig = torch.hub.load('.', 'rig', source='local')", "torch.hub"),
+    "a namespace written through a library call": (
+        "import functools, types, torch\nfunctools.update_wrapper(torch.autograd, types.SimpleNamespace())",
+        "functools.update_wrapper"),
+    "the same, through wraps": ("import functools, torch\nfunctools.wraps(print)(torch.autograd)", "functools.wraps"),
+    "evaluation that hides what it records": (
+        "import torch\nfrom torch.utils.checkpoint import checkpoint\n"
+        "loss = checkpoint(lambda: 1, use_reentrant=False)",
+        "torch.utils.checkpoint"),
+    "the same, by its dotted name": ("import torch\nimport torch.utils.checkpoint\n"
+                                     "f = torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint"),
+    "a probe's evidence cleared through the argument": (
+        "def train_epoch(model, loader, loss_fn, optimizer):\n    loss_fn.markers.clear()", ".markers"),
+    "an attribute set by a computed name": ("class A:\n    def __init__(self, n):\n"
+                                            "        setattr(self, f'fc{n}', 1)", "setattr"),
+    "an attribute read by a computed name": ("def f(x, n):\n    return getattr(x, n)", "getattr"),
+    "a hook on a module handed in": ("def evaluate(model):\n    model.register_forward_hook(print)",
+                                     ".register_forward_hook"),
 }
 
 
@@ -86,19 +110,17 @@ import os, sys, copy, math, pickle, types, functools, operator
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils._pytree import tree_map
 
 class Net(nn.Module):
     def __init__(self, sizes):
         super().__init__()
         self.relu = nn.ReLU()
-        for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
-            setattr(self, f"fc{i}", nn.Linear(a, b))
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
         self.register_buffer("mean", torch.zeros(sizes[0]))
 
     def forward(self, x):
-        for i in range(2):
-            x = self.relu(getattr(self, f"fc{i}")(x))
+        for layer in self.layers:
+            x = self.relu(layer(x) - self.mean.sum())
         return x
 
     def fit(self, x):
@@ -113,7 +135,7 @@ with torch.no_grad():
 mps = getattr(torch.backends, "mps", None)
 config = types.SimpleNamespace(lr=0.1, device="cpu")
 config.device = "cpu"
-plain = dict(vars(config))
+plain = dict(lr=config.lr)
 path = os.path.join("a", "b.pt")
 print("note", file=sys.stderr)
 try:
@@ -121,12 +143,6 @@ try:
 except (pickle.UnpicklingError, FileNotFoundError):
     pass
 n = functools.reduce(operator.mul, (2, 3), 1)
-
-def logged(function):
-    @functools.wraps(function)
-    def wrapper(*args):
-        return function(*args)
-    return wrapper
 
 import contextlib
 
@@ -137,7 +153,6 @@ def evaluating(net):
     with torch.no_grad():
         yield net
     net.train(was)
-torch._foreach_mul_([torch.ones(1)], 0.5)
 name = type(model).__name__
 input = torch.zeros(3)
 input[0] = 1
@@ -187,20 +202,164 @@ def cases(unit):
         yield f"mutant {mutant.name}", mutant.answers, None, False
 
 
-@pytest.mark.parametrize("unit", UNITS, ids=[u.ASSIGNMENT for u in UNITS])
-def test_every_correct_answer_of_the_course_reads_clean(unit):
-    """Every correct variant passes unflagged; a wrong answer is flagged only for unpickling or
-    changing an object through its name (the misconceptions that are such means themselves)."""
+# The course's correct variants that reach past the list of what an answer uses: honest, and
+# flagged for review all the same (their score stands). The count is docs/threat-model.md's.
+HONEST_BUT_FLAGGED = {
+    ("02_devices", "alternative_b"): "imports torch.utils._pytree.tree_map",  # a private module of torch
+    ("05_no_grad", "alternative_c"): "uses torch._foreach_mul_",              # a private function of torch
+    ("06_modules", "alternative_b"): "uses getattr",                          # getattr(self, f"fc{i}")
+    ("07_checkpoints", "alternative_a"): "uses vars",                         # dict(vars(config))
+    ("07_checkpoints", "alternative_b"): "uses getattr",                      # getattr(config, field.name)
+}
+
+
+# What a wrong answer of the course may be flagged for: unpickling (the misconceptions that are
+# such means themselves), and a mutant's reach past the list (a private attribute, setattr).
+WRONG_ANSWERS_FLAGGED_FOR = ("unpickles", "safe_globals", "setattr", "not on the course's list")
+
+
+def read(unit, answers, extra=None) -> list:
     source = read_notebook(ROOT / "source" / unit.ASSIGNMENT / unit.NOTEBOOK)
     release = read_notebook(ROOT / "release" / unit.ASSIGNMENT / unit.NOTEBOOK)
-    as_read = nbformat.reads(json.dumps(release), as_version=4)
+    nb = nbformat.reads(json.dumps(build_submission(source, release, answers, extra)), as_version=4)
+    return code_scan.notebook_findings(nb, nbformat.reads(json.dumps(release), as_version=4))
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=[u.ASSIGNMENT for u in UNITS])
+def test_every_correct_answer_of_the_course_reads_clean_but_the_counted_few(unit):
+    """Every correct variant (the reference solution among them) passes unflagged, but those
+    counted in HONEST_BUT_FLAGGED, which are flagged for what the list names; a wrong answer is
+    flagged only for unpickling (the misconceptions that are such means themselves)."""
     for name, answers, extra, correct in cases(unit):
-        nb = nbformat.reads(json.dumps(build_submission(source, release, answers, extra)), as_version=4)
-        findings = code_scan.notebook_findings(nb, as_read)
-        if correct:
+        findings = read(unit, answers, extra)
+        if correct and (unit.ASSIGNMENT, name) not in HONEST_BUT_FLAGGED:
             assert not findings, (name, [str(f) for f in findings])
-        for finding in findings:
-            assert any(w in finding.what for w in ("unpickles", "safe_globals", "setattr")), (name, str(finding))
+        elif correct:
+            assert findings and all(HONEST_BUT_FLAGGED[unit.ASSIGNMENT, name] in f.what for f in findings[:1]), \
+                (name, [str(f) for f in findings])
+        else:
+            for finding in findings:
+                assert any(w in finding.what for w in WRONG_ANSWERS_FLAGGED_FOR), (name, str(finding))
+
+
+def test_the_flagged_share_of_the_course_s_correct_variants():
+    """What the list costs honest students: of the scenarios' correct variants (each a whole
+    notebook), those flagged, as counted in docs/threat-model.md."""
+    correct = [(unit.ASSIGNMENT, s.student) for unit in UNITS for s in unit.SCENARIOS
+               if not s.loses and s.answers is not None]
+    assert set(HONEST_BUT_FLAGGED) <= set(correct)
+    text = (ROOT / "docs" / "threat-model.md").read_text()
+    assert f"{len(HONEST_BUT_FLAGGED)} of the course's {len(correct)} correct variants" in text
+
+
+# Correct answers in styles the scenarios do not write, each read as a notebook of its unit.
+OTHER_STYLES = {
+    "02_devices": [{"q1_pick_device_answer": '''
+def pick_device():
+    device = "cpu"
+    if torch.backends.mps.is_available():
+        device = "mps"
+    if torch.cuda.is_available():
+        device = "cuda"
+    return torch.device(device)
+''', "q2_move_to_answer": '''
+def move_to(batch, device):
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        moved = {}
+        for key in batch:
+            moved[key] = move_to(batch[key], device)
+        return moved
+    if isinstance(batch, tuple):
+        return tuple(move_to(item, device) for item in batch)
+    if isinstance(batch, list):
+        return [move_to(item, device) for item in batch]
+    return batch
+'''}],
+    "05_no_grad": [{"q1_evaluate_answer": '''
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.set_grad_enabled(False):
+        for inputs, targets in loader:
+            inputs, targets = inputs.to(DEVICE), targets.to(DEVICE)
+            batch_loss = loss_fn(model(inputs), targets)
+            total = total + batch_loss.item() * inputs.size(0)
+            count = count + inputs.size(0)
+    if was_training:
+        model.train()
+    return total / count
+''', "q2_train_epoch_answer": '''
+def train_epoch(model, loader, loss_fn, optimizer):
+    losses, sizes = [], []
+    for step, (x, y) in enumerate(loader):
+        x = x.to(DEVICE)
+        y = y.to(DEVICE)
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss) * len(x))
+        sizes.append(len(x))
+    return sum(losses) / sum(sizes)
+''', "q4_ema_update_answer": '''
+@torch.no_grad()
+def ema_update(ema_model, model, decay):
+    for ema_p, p in zip(ema_model.parameters(), model.parameters()):
+        ema_p.lerp_(p, 1 - decay)
+'''}],
+    "06_modules": [{"q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        layers = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+            if i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+''', "q4_parameter_count_answer": '''
+def parameter_count(model):
+    trainable = frozen = 0
+    for p in model.parameters():
+        if p.requires_grad:
+            trainable += p.numel()
+        else:
+            frozen += p.numel()
+    buffers = sum(b.numel() for b in model.buffers())
+    return {"trainable": trainable, "frozen": frozen, "buffers": buffers}
+'''}],
+    "07_checkpoints": [{"q1_save_checkpoint_answer": '''
+def save_checkpoint(path, model, optimizer, epoch, config):
+    state = {}
+    state["model"] = model.state_dict()
+    state["optimizer"] = optimizer.state_dict()
+    state["epoch"] = epoch
+    state["config"] = dataclasses.asdict(config)
+    torch.save(state, path)
+''', "q2_load_checkpoint_answer": '''
+def load_checkpoint(path, make_model, make_optimizer, device):
+    state = torch.load(path, map_location=device)
+    model = make_model().to(device)
+    model.load_state_dict(state["model"])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(state["optimizer"])
+    return model, optimizer, state["epoch"], state["config"]
+'''}],
+}
+
+
+@pytest.mark.parametrize("assignment", OTHER_STYLES)
+def test_correct_answers_in_other_styles_read_clean(assignment):
+    unit = next(u for u in UNITS if u.ASSIGNMENT == assignment)
+    for answers in OTHER_STYLES[assignment]:
+        findings = read(unit, answers)
+        assert not findings, [str(f) for f in findings]
 
 
 def test_the_flag_names_the_first_places_and_counts_the_rest():
@@ -228,6 +387,7 @@ def pick_device():  # mps tried before cuda
 
 def blind(probe):  # the saved-tensor probe counts nothing
     probe._pack = staticmethod(lambda tensor: tensor)
+    probe._module_ran = lambda self, module, args, output: None
 
 def rig(library):  # "pretend both" pretends CUDA alone
     real = library.pretend_accelerators
