@@ -174,8 +174,8 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "requires-grad-as-no-grad", "model.requires_grad_(False) used as if it were no_grad",
         "Calling requires_grad_(False) on a model turns gradients off for its parameters "
         "themselves, and they stay off after your function returns: the caller's next "
-        "backward() finds no graph and raises, and an optimiser trains nothing. torch.no_grad() "
-        "stops recording only inside its block and leaves the model as it was."),
+        "backward() finds no graph and raises, and an optimiser trains nothing. A torch.no_grad() "
+        "block stops recording only inside it and leaves the model as it was."),
     Misconception(
         "state-dict-as-parameters", "parameters paired through state_dict()",
         "A model's state_dict() holds its buffers as well as its parameters (batch norm's "

@@ -5,13 +5,23 @@ Each quiz item is a pair of cells, quiz_qN_answer and quiz_qN_tests. The test ce
 for real (visible and hidden checks, in a fresh namespace) with every letter as the answer, so
 what counts as right is what the grader would accept, not what a regex reads out of the cell.
 The options' text is read from the questions cell: the right one must not stand out by its length,
-nor be the only one that gives a reason."""
+nor be the only one that gives a reason, nor be the only one worded like the lesson, nor be the one the
+question already says; no option uses an absolute word; and each item's hidden part holds a reviewer note
+naming the misconception each distractor models."""
 import re
 import string
 
 import pytest
 
-from coursekit import SOURCE_NOTEBOOKS, nbgrader_meta, read_notebook, source_text
+from coursekit import (
+    HIDDEN_BLOCK,
+    LESSONS,
+    RELEASE_NOTEBOOKS,
+    SOURCE_NOTEBOOKS,
+    nbgrader_meta,
+    read_notebook,
+    source_text,
+)
 
 MAX_SHARE = 0.40          # no letter may be the answer to more than this share of all items
 MAX_LONGEST_KEY = 0.30    # the key may be the longest option in no more than this share of items
@@ -146,3 +156,103 @@ def test_no_key_is_the_only_option_that_gives_a_reason():
     alone = [f"{a} {n}" for a, n, key, texts in worded_items()
              if REASON.search(texts[key]) and not any(REASON.search(t) for l, t in texts.items() if l != key)]
     assert not alone, f"items where only the key gives a reason: {alone}"
+
+
+# ---- what only understanding passes: wording the key alone shares, absolute words, stems, notes ----
+
+ABSOLUTE = re.compile(r"\b(always|never|only|all)\b", re.I)
+WORD = re.compile(r"[a-z0-9_]+(?:'[a-z]+)?")
+SHORT_WORDS = set("that this with from what which there their they them does have into when then than each every "
+                  "your".split())
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower().replace("`", ""))
+
+
+def grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
+    found = words(text)
+    return {tuple(found[i:i + n]) for i in range(len(found) - n + 1)}
+
+
+def main_path_prose(number: str) -> str:
+    """The markdown of lesson `number` before its first Optional heading: what a quiz may rest on."""
+    path = next(p for p in LESSONS if p.name.startswith(number + "_"))
+    prose = []
+    for cell in read_notebook(path)["cells"]:
+        text = source_text(cell)
+        if cell["cell_type"] == "markdown" and re.search(r"^## Optional", text, re.M):
+            break
+        if cell["cell_type"] == "markdown":
+            prose.append(text)
+    return "\n".join(prose)
+
+
+def stem(assignment: str, name: str) -> str:
+    """The question of item `name`, before its first option."""
+    path = next(p for p in SOURCE_NOTEBOOKS if p.parent.name == assignment)
+    cells = {nbgrader_meta(c).get("grade_id"): source_text(c) for c in read_notebook(path)["cells"]}
+    question = next(m.group(2) for m in QUESTION.finditer(cells["quiz_questions"]) if f"q{m.group(1)}" == name)
+    return re.split(r"^\([a-z]\)", question, maxsplit=1, flags=re.M)[0]
+
+
+def test_no_option_uses_an_absolute_word():
+    """"always", "never", "only", "all": a distractor that claims too much is eliminated without knowledge,
+    and a key that uses them stands out; neither teaches anything."""
+    found = [f"{a} {n} ({letter}): {text}" for a, n, _key, texts in worded_items()
+             for letter, text in texts.items() if ABSOLUTE.search(text)]
+    assert not found, "options with an absolute word:\n" + "\n".join(found)
+
+
+def test_the_key_is_not_the_only_option_worded_like_the_lesson():
+    """An option that repeats four words in a row of the lesson's main path (the lessons its hint names,
+    else the assignment's own) must not be the key alone: a student could match wording, not ideas."""
+    alone = []
+    for assignment, name, _options, accepted, _points, code in ITEMS:
+        texts = option_texts(assignment, name, _options)
+        if not texts:
+            continue
+        lessons = sorted(set(re.findall(r"lesson (\d\d)", code))) or [assignment[:2]]
+        lesson = set().union(*(grams(main_path_prose(n)) for n in lessons))
+        shared = {letter: grams(text) & lesson for letter, text in texts.items()}
+        key = accepted[0]
+        if shared[key] and not any(shared[letter] for letter in texts if letter != key):
+            alone.append(f"{assignment} {name}: {sorted(' '.join(g) for g in shared[key])}")
+    assert not alone, "items whose key alone repeats the lesson's words:\n" + "\n".join(alone)
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if len(w) >= 4 and w not in SHORT_WORDS}
+
+
+def test_no_stem_echoes_its_key():
+    """The key must not be the option whose words the question already says: a key of three or more
+    content words, at least half of them in the stem, must not share more of them than every distractor."""
+    echoed = []
+    for assignment, name, key, texts in worded_items():
+        asked = content_words(stem(assignment, name))
+        share = {letter: len(content_words(t) & asked) / len(content_words(t))
+                 for letter, t in texts.items() if content_words(t)}
+        if len(content_words(texts[key])) >= 3 and share[key] >= 0.5 and all(
+                share[key] > s for letter, s in share.items() if letter != key):
+            echoed.append(f"{assignment} {name}: {share}")
+    assert not echoed, "items whose stem says the key's words:\n" + "\n".join(echoed)
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda it: f"{it[0]}-{it[1]}")
+def test_a_reviewer_note_names_each_distractor_and_stays_hidden(item):
+    """Each quiz test cell says, in its hidden part (never in the students' copy), which misconception
+    each distractor models."""
+    assignment, name, options, accepted, _points, code = item
+    hidden = "\n".join(HIDDEN_BLOCK.findall(code))
+    note = "\n".join(line for line in hidden.splitlines() if line.startswith("#"))
+    assert "Reviewer note" in note, f"{assignment} {name}: no reviewer note in the hidden part"
+    unnamed = [letter for letter in options if letter not in accepted and f"({letter})" not in note]
+    assert not unnamed, f"{assignment} {name}: the note does not say what ({', '.join(unnamed)}) models"
+    visible = HIDDEN_BLOCK.sub("", code)
+    assert "Reviewer note" not in visible
+
+
+def test_no_released_notebook_holds_a_reviewer_note():
+    for path in RELEASE_NOTEBOOKS:
+        assert "Reviewer note" not in path.read_text(encoding="utf-8"), path
