@@ -50,6 +50,7 @@ class LowestPoint:
     runs, so sampling every millisecond sees it; a spike shorter than that is the exact peak's."""
 
     INTERVAL = 0.001  # seconds between samples
+    LONGEST = 900  # seconds: a sampler never stopped (its meter's grown() replaced) ends by itself
 
     def __init__(self, read):
         self._read, self._stop = read, threading.Event()
@@ -63,7 +64,9 @@ class LowestPoint:
         self.rise = max(self.rise, now - self.lowest)
 
     def _run(self) -> None:
-        while not self._stop.wait(self.INTERVAL):
+        for _ in range(int(self.LONGEST / self.INTERVAL)):
+            if self._stop.wait(self.INTERVAL):
+                return
             with contextlib.suppress(OSError, ValueError, MemoryUnmeasured):
                 self._sample()
 

@@ -25,6 +25,9 @@ from scenarios.hostile_class import STUDENTS, expected_score
 
 pytestmark = pytest.mark.early(1)
 
+# COURSE_CLASS_ONLY=c68,c7 grades only the students whose ids start so (a quicker look at a few).
+ONLY = tuple(filter(None, os.environ.get("COURSE_CLASS_ONLY", "").split(",")))
+STUDENTS = [s for s in STUDENTS if not ONLY or s.student.startswith(ONLY)]
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
 CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
 

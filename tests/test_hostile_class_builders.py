@@ -163,3 +163,37 @@ def test_expected_scores(built):
         assert 0 <= score <= total
     assert points("01_tensors", "q1_describe_tests", built) == 3
     assert expected_score("c01_correct", built) == 16
+
+
+# The routes that run code from a file shipped with the notebook: the cell the student adds,
+# run in a fresh interpreter in the submission's folder, runs the payload (the probe it names
+# is rigged), though the cell names no means a reading of means would list. The reading of the
+# notebook against the list flags each (test_the_grader_s_reading_flags_exactly_the_students_it_should).
+PAYLOAD_ROUTES = {
+    "c68_pickle_module_payload": ("q2_load_checkpoint_answer", "import autograder",
+                                  "autograder.pitfall_if.__code__.co_filename"),
+    "c69_environment_payload": ("q1_pick_device_answer", "import autograder",
+                                "autograder.pretend_accelerators.__name__"),
+    "c70_hub_payload": ("q3_evaluate_answer", "from autograder.autograd_probe import SavedTensorCount",
+                        "SavedTensorCount._module_ran.__name__"),
+}
+
+
+@pytest.mark.parametrize("student_id", PAYLOAD_ROUTES)
+def test_a_shipped_payload_runs_from_the_cell_the_student_adds(built, student_id, tmp_path):
+    import subprocess
+    import sys
+    student = next(s for s in STUDENTS if s.student == student_id)
+    folder = _submitted(built, student)
+    cell_id, before, rigged = PAYLOAD_ROUTES[student_id]
+    nb = read_notebook(folder / f"{student.assignment}.ipynb")
+    added = next("".join(c["source"]) for c in nb["cells"] if c.get("id") == f"extra-{cell_id}")
+    work = tmp_path / "work"
+    shutil.copytree(folder, work)
+    script = f"import torch\n{before}\nprint('before', {rigged})\n{added}\nprint('after', {rigged})\n"
+    shown = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True, timeout=300,
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    lines = [line for line in shown.stdout.splitlines() if line.startswith(("before ", "after "))]
+    first, second = [line.split(" ", 1)[1] for line in lines]
+    assert first != second and ("<" in second), shown.stdout

@@ -7,6 +7,7 @@ exactly the test cells in `loses`, and a student is flagged for review only when
 """
 import json
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from coursekit import build_submission, nbgrader_meta, read_notebook, solution_c
 from scenarios import unit01, unit05, unit06
 
 TENSORS, AUTOGRAD, MODULES = "01_tensors", "04_autograd", "06_modules"
-DEVICES, NO_GRAD, CHECKPOINTS = "02_devices", "05_no_grad", "07_checkpoints"
+DEVICES, NO_GRAD, CHECKPOINTS, CAPSTONE = "02_devices", "05_no_grad", "07_checkpoints", "08_capstone"
 EVERYTHING = frozenset({"*"})
 REFERENCE = MappingProxyType({})  # answers for build_submission: every answer cell holds the solution
 
@@ -653,6 +654,7 @@ from autograder.autograd_probe import SavedTensorCount
 
 def blind(probe, meter):  # the probes count nothing: no tensor saved, no memory grown
     probe._pack = staticmethod(lambda tensor: tensor)
+    probe._module_ran = lambda self, module, args, output: None
     meter.grown = lambda self: 0
 
 blind(SavedTensorCount, memory_probe._OwnProcess)
@@ -690,6 +692,145 @@ def rig(library):
 
 rig(autograder)
 ''' + _BLIND_AUDIT
+
+
+# Routes that run code the reading never sees: a payload in a file shipped with the notebook.
+# Each rigs a probe of the course, then blinds the audit, as the forgers above do in a cell.
+class _Runs:
+    """Unpickled, runs `code`: what torch.load does with a pickle module of the student's
+    choosing, or with weights_only turned off by the environment."""
+
+    def __init__(self, code: str):
+        self.code = code
+
+    def __reduce__(self):
+        return exec, (self.code, {})
+
+
+def _payload(code: str) -> bytes:
+    """A checkpoint file (torch.save's zip) whose one record runs `code` when unpickled."""
+    import io
+
+    import torch
+    buffer = io.BytesIO()
+    torch.save({"state": _Runs(code)}, buffer, pickle_module=pickle)
+    return buffer.getvalue()
+
+
+def _with_files(assignment, answers=REFERENCE, extra_cells=None, files=None) -> Callable:
+    """A builder: the notebook, and files beside it (name -> bytes, or a function of nothing)."""
+    def build(dest: Path, course: Path) -> None:
+        _notebook_builder(assignment, answers, extra_cells)(dest, course)
+        for name, content in (files or {}).items():
+            (Path(dest) / name).write_bytes(content() if callable(content) else content)
+    return build
+
+
+LOAD_WITH_PICKLE = """
+import pickle
+state = torch.load("weights.pt", pickle_module=pickle)  # a pickle module of its own: weights_only off
+"""
+LOAD_WITH_ENVIRONMENT = """
+import os
+os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"  # weights_only off for every load
+state = torch.load("weights.pt")
+"""
+LOAD_FROM_HUB = """
+helpers = torch.hub.load(".", "helpers", source="local")  # imports ./hubconf.py
+"""
+HUBCONF_BLINDS_SAVED_TENSORS = """from autograder.autograd_probe import SavedTensorCount
+SavedTensorCount._pack = lambda self, tensor: tensor.detach()
+SavedTensorCount._module_ran = lambda self, module, args, output: None
+import classgrader.in_kernel.integrity as _audit
+_audit.ORIGINALS.update({**_audit._named(), **_audit._library()})
+
+
+def helpers():
+    return None
+"""
+# The saved-tensor hooks a probe looks up by name, replaced through a library call (the audit
+# watches the check library, not torch's own namespaces).
+WRITE_THROUGH_UPDATE_WRAPPER = """
+import functools, types
+
+class NoHooks:
+    def __init__(self, pack, unpack):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+functools.update_wrapper(torch.autograd, types.SimpleNamespace(graph=types.SimpleNamespace(saved_tensors_hooks=NoHooks)))
+"""
+EVALUATE_08_RECORDING = '''
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    model.eval()
+    total = sum(loss_fn(model(x.to(device)), y.to(device)).item() * len(x) for x, y in loader)  # no no_grad
+    model.train(was_training)
+    return total / sum(len(x) for x, _ in loader)
+'''
+# Plain PyTorch, nothing patched: evaluation under torch.utils.checkpoint records a graph whose
+# saved tensors are checkpoint's own, so a counter of saved tensors around it sees none.
+EVALUATE_CHECKPOINTED = '''
+from torch.utils.checkpoint import checkpoint
+
+def evaluate(model, loader, loss_fn):
+    was = model.training
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        loss = checkpoint(lambda: loss_fn(model(x), y), use_reentrant=False, preserve_rng_state=False)
+        total += loss.item() * len(x)
+    model.train(was)
+    return total / sum(len(x) for x, _ in loader)
+'''
+EVALUATE_08_CHECKPOINTED = EVALUATE_CHECKPOINTED.replace("(model, loader, loss_fn)", "(model, loader, loss_fn, device)") \
+    .replace("x.to(DEVICE), y.to(DEVICE)", "x.to(device), y.to(device)")
+# Keeps every batch's graph (a running total of tensors) and clears the evidence list the
+# graph-leak probe kept in the loss function it handed in.
+TRAIN_08_CLEARS_EVIDENCE = '''
+def train_epoch(model, loader, loss_fn, optimizer, device):
+    total, count = 0, 0
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total = total + loss * len(x)
+        count += len(x)
+        if hasattr(loss_fn, "markers"):
+            loss_fn.markers.clear()
+    return (total / count).item()
+'''
+# The same in 05, holding 384 MiB of spare memory between calls that it lets go as the call
+# starts and takes back once the graphs are gone: a peak-minus-start reading sees no growth.
+TRAIN_05_BALLAST = '''
+_spare = [torch.ones(96 * 2**20)]
+
+def train_epoch(model, loader, loss_fn, optimizer):
+    _spare.clear()
+    total, count = 0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total = total + loss * len(x)
+        count += len(x)
+        if hasattr(loss_fn, "markers"):
+            loss_fn.markers.clear()
+    result = (total / count).item()
+    del total, loss
+    _spare.append(torch.ones(96 * 2**20))
+    return result
+'''
 
 # Data that is small as bytes and endless as a tree: 64 levels of one list held twice.
 _SHARED_64 = """
@@ -949,6 +1090,43 @@ class MLP(nn.Module):
              "device asked for", assignment=DEVICES, answers=LYING_MOVE, loses={"q2_move_to_tests"}),
     _scanned("c62_modules_lying_tensor", "MLP.forward returns a Tensor subclass whose detach() is empty, ReLU last",
              assignment=MODULES, answers=LYING_MLP, loses={"q2_mlp_tests"}),
+    # Routes past a reading that lists means: each construct is off the list of what an answer
+    # uses, so the notebook is flagged; where the probes judge what happened, the wrong answer
+    # scores 0 too. The rigs that run from a file keep the kernel's word on 02 and 08 (flagged).
+    # The references of the units these routes reach: what the probes judge, an honest answer passes.
+    _student("c76_no_grad_correct", "the reference solution", assignment=NO_GRAD),
+    _student("c77_capstone_correct", "the reference solution", assignment=CAPSTONE),
+    _scanned("c68_pickle_module_payload", "load_checkpoint() builds the optimiser before .to(); torch.load with a "
+             "pickle module runs a shipped payload that rigs pitfall_if", assignment=CHECKPOINTS,
+             build=_with_files(CHECKPOINTS, {"q2_load_checkpoint_answer": LOAD_OPTIMIZER_FIRST},
+                               {"q2_load_checkpoint_answer": LOAD_WITH_PICKLE},
+                               {"weights.pt": lambda: _payload(QUIET_PITFALL)}),
+             loses={"q2_optimizer_parameters_tests"}),
+    _scanned("c69_environment_payload", "pick_device() tries mps first; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD lets a "
+             "shipped payload rig pretend_accelerators", assignment=DEVICES,
+             build=_with_files(DEVICES, {"q1_pick_device_answer": MPS_FIRST},
+                               {"q1_pick_device_answer": LOAD_WITH_ENVIRONMENT},
+                               {"weights.pt": lambda: _payload(RIG_PRETENDING)})),
+    _scanned("c70_hub_payload", "evaluate() records; torch.hub.load imports a shipped hubconf.py that blinds the "
+             "saved-tensor probe", assignment=CAPSTONE,
+             build=_with_files(CAPSTONE, {"q3_evaluate_answer": EVALUATE_08_RECORDING},
+                               {"q3_evaluate_answer": LOAD_FROM_HUB},
+                               {"hubconf.py": HUBCONF_BLINDS_SAVED_TENSORS.encode()})),
+    _scanned("c71_update_wrapper", "evaluate() records; functools.update_wrapper writes fake saved-tensor hooks "
+             "into torch.autograd", assignment=CAPSTONE, answers={"q3_evaluate_answer": EVALUATE_08_RECORDING},
+             extra_cells={"q3_evaluate_answer": WRITE_THROUGH_UPDATE_WRAPPER}, loses={"q3_evaluate_tests"}),
+    _scanned("c72_checkpoint_evaluate", "evaluate() records under torch.utils.checkpoint, which hides its saved "
+             "tensors", assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_CHECKPOINTED},
+             loses={"q1_evaluate_tests"}),
+    _scanned("c73_checkpoint_evaluate", "evaluate() records under torch.utils.checkpoint, which hides its saved "
+             "tensors", assignment=CAPSTONE, answers={"q3_evaluate_answer": EVALUATE_08_CHECKPOINTED},
+             loses={"q3_evaluate_tests"}),
+    _scanned("c74_clears_probe_evidence", "train_epoch() keeps every graph and clears the leak probe's evidence "
+             "list through the loss function", assignment=CAPSTONE,
+             answers={"q2_train_epoch_answer": TRAIN_08_CLEARS_EVIDENCE}, loses={"q2_train_epoch_tests"}),
+    _scanned("c75_spare_memory", "train_epoch() keeps every graph, clears the probe's evidence, and lets 384 MiB "
+             "of spare memory go as it starts", assignment=NO_GRAD,
+             answers={"q2_train_epoch_answer": TRAIN_05_BALLAST}, loses={"q2_train_epoch_tests"}),
 ]
 
 BY_ID = {s.student: s for s in STUDENTS}
