@@ -17,6 +17,7 @@ WORK = "work"                       # a student's own copies: work/ID/
 RELEASE = "release"
 EXCHANGE = os.path.join("runtime", "exchange")
 EXAMPLE = "work/01_tensors/01_tensors.ipynb"
+LESSONS = "lessons"                 # work/lessons/: the student's copies of the lessons, not an assignment
 
 
 class BadArguments(Exception):
@@ -74,8 +75,18 @@ def check_validate(args: list[str]) -> None:
 
 def student_assignments() -> list[str]:
     """What a student can name: what the course ships, what the exchange offers, what they have."""
-    outbound = [os.path.join(EXCHANGE, course, "outbound") for course in folders(EXCHANGE)]
-    return sorted(set(folders(RELEASE) + folders(WORK)).union(*map(folders, outbound)))
+    own = [name for name in folders(WORK) if name != LESSONS]
+    return sorted(set(folders(RELEASE) + own).union(*map(folders, _outbound())))
+
+
+def _outbound() -> list[str]:
+    return [os.path.join(EXCHANGE, course, "outbound") for course in folders(EXCHANGE)]
+
+
+def check_released(assignment: str) -> None:
+    """nbgrader's exchange offers `assignment`: the instructor released it (./course release ID)."""
+    if not any(os.path.isdir(os.path.join(outbound, assignment)) for outbound in _outbound()):
+        raise BadArguments(f"{assignment} has not been released yet; ask your instructor to release it")
 
 
 def check_submit(args: list[str]) -> None:
@@ -92,12 +103,13 @@ def check_submit(args: list[str]) -> None:
         if problem:
             raise BadArguments(f"not submitted: {problem}; open it in JupyterLab and use File > Revert Notebook "
                                f"to Checkpoint, then submit again (your file is unchanged)")
+    check_released(assignment)
 
 
 STUDENT_CHECKS = {
     "validate": check_validate,
     "submit": check_submit,
-    "fetch": lambda args: check_assignment("fetch", args, student_assignments()),
+    "fetch": lambda args: check_released(check_assignment("fetch", args, student_assignments())),
     "fetch-feedback": lambda args: check_assignment("fetch-feedback", args, student_assignments()),
 }
 

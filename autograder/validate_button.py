@@ -1,26 +1,49 @@
-"""The Validate button's server side: the checklist of autograder/validate.py, from a kernel
-that was started (and had torch imported) before the button was pressed.
+"""The Validate button's worker: one process that imports torch, IPython and the autograder once,
+then forks a child for each press; the child runs the notebook's code cells top to bottom in an
+IPython shell set up as the autograder's kernel is (nbgrader_config.py's exec line, imported
+before any student code), errors and all, and answers with the checklist.
 
-A Jupyter server extension, enabled for the course's lab in place of nbgrader's own
-validate_assignment extension (lab/*/jupyter_server_config.json). nbgrader 0.9.6's lab
-extension draws the reply as it always does: under "The following cell failed:", a <pre>
-with the cell's source (set as text) and one with its error (set as HTML). The reply puts
-the whole checklist in one such entry and hides the other two parts with a style of its own,
-so the dialog shows the checklist and nothing else; `checklist` and `all_passed` carry the same
-verdict as data. A kernel is used once; KEPT of them wait started, and each one taken is
-replaced as soon as its press is done."""
-import asyncio
+    python -m autograder.validate_button SOCKET SETTINGS    (the lab's server extension,
+                                                             lab/server/course_validate_button.py,
+                                                             starts it beside the lab)
+
+SETTINGS is the folder whose nbgrader_config.py the lab's nbgrader reads (the course's, where there
+is none there), for the kernel's arguments and the per-cell timeout.
+
+A press costs a fork and the notebook's own cells: no kernel start, no `import torch`. Each child
+starts from the same untouched image, so nothing one press ran reaches the next, and presses at
+once run side by side. The worker itself never runs student code.
+
+Protocol, one Unix-socket connection per press:
+  server -> worker   one JSON line: {"path": the notebook's absolute path}
+  worker -> server   one JSON line: {"checklist": [Line as a dict, ...], "all_passed": bool,
+                     "html": what nbgrader's dialog shows}, or {"error": "what went wrong"}
+
+The socket listens before the imports: a press while torch is still loading waits in the backlog.
+"""
+import contextlib
+import gc
 import html
 import json
-import threading
-from collections import deque
+import os
+import signal
+import socket
+import sys
 from pathlib import Path
 
-from jupyter_server.utils import url_path_join
-from nbgrader.server_extensions.validate_assignment.handlers import NbGraderVersionHandler, ValidateAssignmentHandler
-from tornado import web
-
-from .validate import CANNOT_SEE, COURSE_VALIDATE, MARKS, Kernel, all_done, checklist, summary
+from .validate import (
+    CANNOT_SEE,
+    COURSE_ROOT,
+    MARKS,
+    WARM_UP,
+    Line,
+    _source,
+    all_done,
+    kernel_settings,
+    lines_from,
+    read_notebook,
+    summary,
+)
 
 # Hides the stock heading and the empty source block; only inside a dialog that has a checklist.
 STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.course-checklist)) {display: none}"
@@ -30,9 +53,7 @@ STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.cour
          " .course-checklist li[data-status=failed] .mark {color: var(--jp-error-color1)}"
          " .course-checklist li[data-status=answered] .mark {color: var(--jp-info-color1)}"
          " .course-checklist .mark {display: inline-block; width: 1.5em; font-weight: bold}</style>")
-# Two: a student who presses again right after the checklist appears finds the second ready, while
-# the first's replacement starts; each idle kernel holds about 0.3 GB (torch imported).
-KEPT = 2
+PR_SET_PDEATHSIG = 1
 
 
 def as_html(lines) -> str:
@@ -45,105 +66,142 @@ def as_html(lines) -> str:
             f'<ul>{items}</ul><p class="course-cannot-see">{html.escape(CANNOT_SEE)}</p></div>')
 
 
-class WarmKernels:
-    """`kept` kernels kept started, so that presses in quick succession each find one ready
-    (a start costs seconds; a press that finds none waits for the oldest still starting).
-    A kernel taken is replaced once its press is done, so the start does not slow that press."""
-
-    def __init__(self, course_root: Path, kept: int = KEPT):
-        self.course_root, self._lock = course_root, threading.Lock()
-        self._ready = deque(Starting(course_root) for _ in range(kept))
-
-    def wait_ready(self) -> None:
-        for starting in list(self._ready):
-            starting.join()
-
-    def ready(self) -> int:
-        """How many kernels are started and waiting for a press."""
-        return sum(not starting.is_alive() for starting in list(self._ready))
-
-    def take(self, refill: bool = True) -> Kernel:
-        """The oldest kernel (waits if it is still starting; a cold start if it failed). With
-        `refill`, its replacement starts when the kernel is closed, that is when its press is done."""
-        with self._lock:
-            starting = self._ready.popleft()
-        try:
-            kernel = starting.result()
-        except Exception:
-            if refill:  # the pool keeps its size for the next press
-                self.refill()
-            raise
-        if refill:
-            kernel.closed = self.refill
-        return kernel
-
-    def refill(self) -> None:
-        with self._lock:
-            self._ready.append(Starting(self.course_root))
-
-    def close(self) -> None:
-        while self._ready:
-            self.take(refill=False).close()
+def reply_for(lines: list[Line]) -> dict:
+    return {"checklist": [vars(line) for line in lines], "all_passed": all_done(lines), "html": as_html(lines)}
 
 
-class Starting(threading.Thread):
+class CellTimeout(Exception):
+    """A cell ran past nbgrader_config.py's per-cell timeout (the autograder stops it too)."""
+
+
+class Shell:
+    """An IPython shell as the autograder's kernel starts: its exec lines run (stderr to stdout,
+    warnings without their source line), torch and the autograder imported and warmed up. No
+    history thread: a process with other threads is not safe to fork."""
+
     def __init__(self, course_root: Path):
-        super().__init__(daemon=True)
-        self.course_root, self.kernel, self.error = course_root, None, None
-        self.start()
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+        extra, self.timeout = kernel_settings(course_root)
+        config = Config()
+        config.HistoryManager.enabled = False
+        self.shell = InteractiveShell.instance(config=config)
+        # A reply needs only the error's name and message: formatting each traceback (source read,
+        # highlighted), to show or to keep with the cell's history, would cost a press about a
+        # third of a second per failing cell.
+        self.shell.showtraceback = self.shell.showsyntaxerror = lambda *args, **kwargs: None
+        self.shell._format_exception_for_storage = lambda error, *args, **kwargs: {
+            "ename": type(error).__name__, "evalue": str(error), "traceback": []}
+        for argument in extra:
+            if argument.startswith("--IPKernelApp.exec_lines="):
+                self.shell.run_cell(argument.partition("=")[2], store_history=False)
+        self.shell.run_cell(WARM_UP, store_history=False)
+        warm_up(self.shell)
 
-    def run(self) -> None:
+    def run(self, sources: list[str], cwd: str) -> list[dict]:
+        """Each source's reply as a kernel gives it ({"status"}, with "ename" and "evalue" on an
+        error); every one runs whatever the others did. Only ever called in a forked child."""
+        os.chdir(cwd)
+        sys.path.insert(0, "")  # a kernel imports from its notebook's folder
+
+        def stop(signum, frame):
+            raise CellTimeout(f"the cell ran longer than {self.timeout:g} s")
+        signal.signal(signal.SIGALRM, stop)
+        replies = []
+        for source in sources:
+            signal.setitimer(signal.ITIMER_REAL, self.timeout)
+            try:
+                result = self.shell.run_cell(source, store_history=True)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            error = result.error_before_exec or result.error_in_exec
+            replies.append({"status": "ok"} if error is None else
+                           {"status": "error", "ename": type(error).__name__, "evalue": str(error)})
+        return replies
+
+
+def warm_up(shell) -> None:
+    """What nearly every assignment runs, once, so that PyTorch's lazy set-up (dispatch, autograd,
+    the meta device, serialization) and IPython's first traceback are paid before the fork, not by
+    each press. One intra-op thread: a process whose thread pool never started is safe to fork."""
+    import io
+
+    import torch
+
+    from autograder import check_tensor, check_value, strict_devices
+    torch.set_num_threads(1)
+    x = torch.randn(4, 3, requires_grad=True)
+    layer = torch.nn.Linear(3, 2)
+    torch.nn.functional.mse_loss(layer(x), torch.zeros(4, 2)).backward()
+    with torch.no_grad(), strict_devices():
+        y = (x.to(torch.float64) @ torch.ones(3, 2, dtype=torch.float64)).mean(dim=0)
+    check_tensor(y.clone(), y, name="warm-up")
+    check_value(int(torch.zeros(2, 3, device="meta").numel()), 6, name="warm-up")
+    buffer = io.BytesIO()
+    torch.save(layer.state_dict(), buffer)
+    buffer.seek(0)
+    torch.load(buffer, weights_only=True)
+    shell.run_cell("from autograder import check_tensor; import torch\n"
+                   "check_tensor(torch.zeros(2), torch.ones(2), name='warm-up')", store_history=False)
+
+
+def press(shell: Shell, request: dict) -> dict:
+    """The reply to one press, computed in this (forked) process."""
+    path = Path(request["path"])
+    nb = read_notebook(path)
+    code = [i for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "code"]
+    replies = shell.run([_source(nb["cells"][i]) for i in code], cwd=str(path.parent))
+    return reply_for(lines_from(nb, dict(zip(code, replies))))
+
+
+def _answer(shell: Shell, connection: socket.socket) -> None:
+    """In the child: read the request, run the notebook with the student's output out of sight,
+    answer, exit without running the parent's clean-ups."""
+    code = 0
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # student code may wait for its own children
+        stream = connection.makefile("rwb")
+        request = json.loads(stream.readline())
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
         try:
-            self.kernel = Kernel(self.course_root)
-        except Exception as error:  # reported when taken, by starting afresh
-            self.error = error
-
-    def result(self) -> Kernel:
-        self.join()
-        return self.kernel if self.kernel is not None else Kernel(self.course_root)
-
-
-class ChecklistValidateHandler(ValidateAssignmentHandler):
-    @web.authenticated
-    async def post(self):
-        try:
-            path = self.get_argument("path")
-        except web.MissingArgumentError:
-            path = self.get_json_body()["path"]
-        root = Path(self.root_dir).resolve()
-        target = (root / path).resolve()
-        if not target.is_relative_to(root):
-            raise web.HTTPError(403, "Access denied: path outside allowed directory")
-        pool = self.settings["course_warm_kernels"]
-        try:  # a kernel's work blocks: off the server's event loop
-            lines = await asyncio.to_thread(lambda: checklist(target, pool.take()))
-        except Exception as error:
-            self.log.exception("Validate failed")
-            self.finish(json.dumps({"success": False, "value": f"Validate could not run: {error}"}))
-            return
-        value = {"failed": [{"source": "", "error": as_html(lines)}],
-                 "checklist": [vars(line) for line in lines],
-                 # not "passed": nbgrader's dialog has a branch for that key, and it throws
-                 "all_passed": all_done(lines)}
-        self.finish(json.dumps({"success": True, "value": value}))
+            reply = press(shell, request)
+        except Exception as error:  # an unreadable notebook: said to the student, not raised
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        stream.write(json.dumps(reply).encode() + b"\n")
+        stream.flush()
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
 
 
-def _load_jupyter_server_extension(serverapp):
-    webapp = serverapp.web_app
-    webapp.settings["root_dir"] = serverapp.root_dir
-    webapp.settings["course_warm_kernels"] = WarmKernels(Path(serverapp.root_dir))
-    base = webapp.settings["base_url"]
-    # nbgrader's dialog posts to /assignments/validate; ./course validate asks COURSE_VALIDATE, an
-    # address a stock server does not have (it answers 404 at once instead of validating in full).
-    webapp.add_handlers(".*$", [(url_path_join(base, r"/assignments/validate"), ChecklistValidateHandler),
-                                (url_path_join(base, COURSE_VALIDATE), ChecklistValidateHandler),
-                                (url_path_join(base, r"/nbgrader_version"), NbGraderVersionHandler)])
-    serverapp.log.info("course: Validate shows a checklist, from a warm kernel")
+def serve(socket_path: str, course_root: Path) -> None:
+    import ctypes
+    with contextlib.suppress(OSError, AttributeError):  # Linux: go when the lab goes
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(16)
+    shell = Shell(course_root)
+    # Children share the worker's memory until they write to it. A garbage collection touches
+    # every object it tracks, copying each page it is on: frozen objects are never scanned.
+    gc.collect()
+    gc.freeze()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+    print("validate worker: ready", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        if os.fork() == 0:
+            listener.close()
+            _answer(shell, connection)
+        connection.close()
 
 
-def _unload_jupyter_server_extension(serverapp):
-    serverapp.web_app.settings["course_warm_kernels"].close()
+def settings_folder(folder: str) -> Path:
+    return Path(folder) if (Path(folder) / "nbgrader_config.py").is_file() else COURSE_ROOT
 
 
-def _jupyter_server_extension_points():
-    return [{"module": "autograder.validate_button"}]
+if __name__ == "__main__":
+    serve(sys.argv[1], settings_folder(sys.argv[2]))

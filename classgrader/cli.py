@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass, field
 
@@ -242,21 +241,19 @@ def _flag(value, flag: str) -> list[str]:
 
 
 def _lab(parsed) -> list[str]:
-    # A student's lab has no instructor panels; --instructor gives them (lab/ROLE/). It opens on
-    # the first lesson and its assignment side by side (start_page). Students
-    # work in work/ID/, their own copy of each assignment (never overwritten), where the
-    # Assignment List's Fetch and ./course fetch also put it (Exchange.assignment_dir), so
-    # release/ stays exactly what generate_assignment made.
+    # A student's lab serves their own folder, work/ (autograder/student_folder.py): their copies of
+    # the lessons (lessons/) and of each assignment (ID/, where the Assignment List's Fetch and
+    # ./course fetch also put it), so no file of the checkout is edited and source/ is out of sight.
+    # An instructor's serves the whole checkout, with nbgrader's instructor panels (lab/ROLE/).
+    # Each opens on the first lesson and its assignment side by side (start_page).
     role = "instructor" if parsed.instructor else "student"
-    for assignment in student.folders(student.RELEASE):
-        if not os.path.exists(os.path.join(student.WORK, assignment)):
-            shutil.copytree(os.path.join(student.RELEASE, assignment), os.path.join(student.WORK, assignment))
     here = os.getcwd()
     config = os.path.join(here, "lab", role)
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [config, os.environ.get("JUPYTER_CONFIG_PATH")]))
-    workspaces = os.path.join(here, "runtime", "lab-workspaces")
-    start_page(workspaces, here)
-    return ["jupyter", "lab", f"--ServerApp.root_dir={here}", f"--LabApp.app_settings_dir={config}",
+    workspaces = os.path.join(here, "runtime", "lab-workspaces", role)
+    root = here if parsed.instructor else os.path.join(here, student.WORK)
+    start_page(workspaces, config, "work/" if parsed.instructor else "")
+    return ["jupyter", "lab", f"--ServerApp.root_dir={root}", f"--LabApp.app_settings_dir={config}",
             f"--LabApp.workspaces_dir={workspaces}", f"--LabApp.default_url=/lab/workspaces/{START}",
             *(["--allow-root"] if os.geteuid() == 0 else []),
             *([f"--port={parsed.port}"] if parsed.port else []), *([f"--ip={parsed.ip}"] if parsed.ip else []),
@@ -266,28 +263,35 @@ def _lab(parsed) -> list[str]:
 START = "course"  # the lab's workspace: what it opens on, then as the student leaves it
 
 
-def start_page(workspaces: str, here: str) -> None:
-    """The first lesson and its assignment side by side (the lesson on the left), the file browser
-    on the course folder, where notebooks/ and work/ sit together; written once, so the lab then
-    keeps the student's own layout. jupyterlab_server names the file slugify(START)."""
+def start_page(workspaces: str, config: str, prefix: str) -> None:
+    """The role's start page (lab/ROLE/start-page.jupyterlab-workspace: the first lesson and its
+    assignment side by side, paths from the student's folder), with `prefix` before each path where
+    the lab serves a folder above it; written once, so the lab then keeps the student's own layout.
+    jupyterlab_server names the file slugify(START)."""
     path = os.path.join(workspaces, f"{START}-{hashlib.sha256(START.encode()).hexdigest()[:4]}.jupyterlab-workspace")
     if os.path.exists(path):
         return
-    lessons = os.path.join(here, "notebooks")
-    lesson = sorted(n for n in os.listdir(lessons) if n.endswith(".ipynb"))[:1] if os.path.isdir(lessons) else []
-    work = student.folders(student.WORK)[:1]
-    opened = [f"notebooks/{n}" for n in lesson] + [f"work/{a}/{a}.ipynb" for a in work]
-    areas = [{"type": "tab-area", "currentIndex": 0, "widgets": [f"notebook:{p}"]} for p in opened]
-    dock = ({"type": "split-area", "orientation": "horizontal", "sizes": [0.5, 0.5], "children": areas}
-            if len(areas) == 2 else areas[0] if areas else {"type": "tab-area", "currentIndex": 0, "widgets": []})
-    main = dict(dock=dock, **({"current": f"notebook:{opened[-1]}"} if opened else {}))
-    data = {"layout-restorer:data": {"main": main, "left": {"collapsed": False, "visible": True,
-                                                            "current": "filebrowser", "widgets": ["filebrowser"]}},
-            "file-browser-filebrowser:cwd": {"path": ""},
-            **{f"notebook:{p}": {"data": {"path": p, "factory": "Notebook"}} for p in opened}}
+    with open(os.path.join(config, "start-page.jupyterlab-workspace"), encoding="utf-8") as handle:
+        data = _below(json.load(handle), prefix)
+    data["metadata"] = {"id": START}
     os.makedirs(workspaces, exist_ok=True)
+    folder = _load("course_student_folder", os.path.join(REPO, "autograder", "student_folder.py"))
+    for line in folder.prepare(here, os.path.join(here, student.WORK)):
+        print(line, file=sys.stderr)
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"data": data, "metadata": {"id": START}}, handle, indent=1)
+        json.dump(data, handle, indent=1)
+
+
+def _below(value, prefix: str):
+    """A workspace's notebook paths (in "notebook:PATH" ids and "path" entries), each with `prefix`."""
+    def moved(text):
+        return (f"notebook:{prefix}{text.removeprefix('notebook:')}" if text.startswith("notebook:")
+                else prefix + text if text.endswith(".ipynb") else text)
+    if isinstance(value, dict):
+        return {moved(k): _below(v, prefix) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_below(v, prefix) for v in value]
+    return moved(value) if isinstance(value, str) else value
 
 
 def _test(parsed) -> list[str]:
@@ -337,7 +341,9 @@ RUNS = {
     # Run as a file: importing the autograder package would import torch (seconds) for nothing.
     "validate": lambda parsed: python("-P", os.path.join(REPO, "autograder", "validate.py"), *parsed.paths),
     "fetch": _exchange("fetch_assignment"),
-    "submit": _exchange("submit"),
+    # nbgrader's own submit, comparing with the release only what it sends (no checkpoints).
+    "submit": lambda parsed: python("-P", os.path.join(REPO, "autograder", "submit.py"),
+                                    *_exchange("submit")(parsed)[2:]),
     "fetch-feedback": _exchange("fetch_feedback"),
     "help": lambda parsed: print(help_text()),
 }

@@ -25,6 +25,8 @@ BAD = {  # arguments -> the exact line on stderr
     "fetch 01_tensros": "course: no assignment '01_tensros'; did you mean 01_tensors?",
     "submit 02_devices": "course: nothing to submit: work/02_devices/ does not exist; fetch it first: "
                          "./course fetch 02_devices",
+    "submit 01_tensors": "course: 01_tensors has not been released yet; ask your instructor to release it",
+    "fetch 02_devices": "course: 02_devices has not been released yet; ask your instructor to release it",
     "fetch-feedback": "course: fetch-feedback needs an assignment id, e.g. ./course fetch-feedback 01_tensors "
                       "(assignments: 01_tensors, 02_devices)",
 }
@@ -57,6 +59,8 @@ def test_submit_refuses_a_corrupt_notebook_and_keeps_it_as_it_is(course, covered
 
 def test_good_arguments_pass_the_check(course):
     """The checks let through what is right (otherwise the tests above could pass by refusing everything)."""
+    for assignment in ("01_tensors", "02_devices"):  # released: in the exchange's outbound folder
+        (course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / assignment).mkdir(parents=True)
     for args in ("validate work/01_tensors/01_tensors.ipynb", "submit 01_tensors", "fetch 02_devices"):
         done = subprocess.run([sys.executable, "-P", "autograder/arguments.py", *args.split()], cwd=course,
                               capture_output=True, text=True, timeout=30)
