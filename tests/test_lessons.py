@@ -151,7 +151,7 @@ LESSON = r"(?:lesson (?P<{0}num>\d{{2}})|notebooks/(?P<{0}file>\d{{2}})_\w+?_les
 NUMBERS = r"(?P<nums>\d+(?:(?:, | and | or |-)\d+)*)"
 TITLE = r"\"(?P<title>[^\"\n]+)\"|\*(?P<starred>[^*\n]+)\*"
 # "section 2 of the lesson", "sections 8 and 9 of lesson 07", each optionally followed by a quoted title
-NUMBERED_AFTER = re.compile(rf"\bsections? {NUMBERS}(?: of {LESSON.format('a')})?(?P<rest>(?:\.|,|:)? ?(?:{TITLE})?)")
+NUMBERED_AFTER = re.compile(rf"\bsections? {NUMBERS} of {LESSON.format('a')}(?P<rest>(?:\.|,|:)? ?(?:{TITLE})?)")
 # "lesson 04, section 2. What backward fills", "notebooks/09_x_lesson.ipynb, section 2"
 NUMBERED_BEFORE = re.compile(rf"{LESSON.format('b')}(?:'s)?,? sections? {NUMBERS}(?P<rest>(?:\.|,|:)? ?(?:{TITLE})?)")
 # 'the lesson\'s "When the message names no property"', 'lesson 07: "Rebuild, load, ..."', 'lesson 05, section "X"'
@@ -159,6 +159,7 @@ TITLED = re.compile(rf"{LESSON.format('c')}(?:'s|,|:)? (?:section )?(?:{TITLE})"
 # '"Title" in lesson 05 (05_no_grad_lesson.ipynb)', '"A" and "B" in lesson 03'
 QUOTED_IN = re.compile(rf"(?P<titles>\"[^\"\n]+\"(?:(?:, | and | or )\"[^\"\n]+\")*) (?:in|of|from) "
                        rf"{LESSON.format('q')}")
+FENCED_CODE = re.compile(r"^```.*?^```", re.S | re.M)
 # a link into a lesson: notebooks/05_no_grad_lesson.ipynb#3.-Fixing-it
 ANCHOR = re.compile(r"notebooks/(?P<dnum>\d{2})_\w+?_lesson\.ipynb#(?P<anchor>[^)\s\"'>]+)")
 
@@ -176,7 +177,8 @@ def headings(lesson_cells: list[dict]) -> list[tuple[str, bool, str]]:
     for index, cell in enumerate(lesson_cells):
         if cell["cell_type"] != "markdown":
             continue
-        for match in re.finditer(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", source_text(cell), re.M):
+        prose = FENCED_CODE.sub("", source_text(cell))            # a comment in a code block is no heading
+        for match in re.finditer(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", prose, re.M):
             level, text = len(match.group(1)), match.group(2)
             if level <= 2:
                 numbered = re.match(r"(\d+)\.\s", text)
@@ -270,6 +272,7 @@ LESSON_FOR_TEST = [_cell("markdown", "# 05 A lesson\n\nOptional parts at the end
     ("Re-read \"`running += loss` in a training loop\" in lesson 05 (05_no_grad_lesson.ipynb): what is freed?",
      [("05", "", "`running += loss` in a training loop")]),
     ("Re-read the lesson on tied parameters.", []),
+    ("See section 2 above.", []),
 ])
 def test_section_references_are_read_in_every_form_the_assignments_use(text, wanted):
     assert [ref[1:] for ref in section_references(text, "05")] == wanted
@@ -281,6 +284,7 @@ def test_a_reference_resolves_only_to_a_main_path_heading_of_that_number_and_tit
 
     assert check('section 1 of the lesson, "What one forward pass keeps"') == [None]
     assert check("section 2 of the lesson") == [None]
+    assert headings(LESSON_FOR_TEST + [_cell("markdown", "```python\n# 9. a comment\n```")])[-1][0] != "9. a comment"
     assert check("the lesson's \"The mode is state on the model\"") == [None]
     assert check("[see](notebooks/05_x_lesson.ipynb#2.-no_grad:-nothing-recorded)") == [None]
     assert "no section 3" in check("section 3 of the lesson")[0]
