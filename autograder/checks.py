@@ -6,9 +6,9 @@ A check given `wrong_kinds` diagnoses a failure: {misconception key: the value t
 gives on the same inputs, or a function computing it}, computed by the hidden test. When the
 student's value is what one of them gives (and the right value is not), the message names that
 misconception and its lesson section instead of the generic verdict (see diagnose)."""
-import contextlib
 import math
 import numbers
+import sys
 import traceback
 
 import numpy as np
@@ -321,19 +321,25 @@ def explain_error(error: BaseException) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def explained_errors():
-    """Around a test's calls of student code: a raw error about a tensor's device, dtype, shape
-    or graph becomes a GradingError that says so in one sentence, with the original traceback
-    below it; other errors, and the checks' own, pass through untouched."""
-    try:
-        yield
-    except Exception as error:  # noqa: BLE001 - re-raised as is unless it can be explained
+class explained_errors:
+    """Around a test cell's calls of student code: a raw error about a tensor's device, dtype, shape
+    or graph becomes a GradingError that says so in one sentence, with the traceback below it;
+    other errors, and the checks' own, pass through untouched. The traceback leaves out the
+    frames of the test cell itself (the one that entered this block): they may be hidden tests."""
+
+    def __enter__(self):
+        self.cell = sys._getframe(1).f_code.co_filename
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if not isinstance(error, Exception):
+            return False
         sentence = explain_error(error)
         if sentence is None:
-            raise
-        below = "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
-        raise GradingError(f"{sentence}\n\n{below}") from None
+            return False
+        frames = [f for f in traceback.extract_tb(trace) if f.filename != self.cell]
+        below = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(kind, error))
+        raise GradingError(f"{sentence}\n\nWhere it was raised (most recent call last):\n{below.rstrip()}") from None
 
 
 def watch_moves(tensors) -> list[int]:

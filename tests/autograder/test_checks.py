@@ -812,7 +812,26 @@ def test_a_raw_error_is_explained_by_the_tensor_property_it_is_about(make, prop)
             make()
     first, _, below = str(info.value).partition("\n\n")
     assert f"a {prop} problem:" in first and first.endswith(".") and "\n" not in first
-    assert "Traceback (most recent call last)" in below  # the original traceback, kept below the sentence
+    assert below.startswith("Where it was raised (most recent call last):")  # the traceback, kept below the sentence
+
+
+def test_the_traceback_shows_the_student_s_frames_and_not_the_test_cell_s():
+    """A test cell may be hidden: its own lines never reach the message; the student's code does."""
+    from autograder.checks import explained_errors
+    import linecache
+    student, code = {}, "def forward(x):\n    return x @ x\n"
+    # IPython keeps each cell's source where tracebacks look for it
+    linecache.cache["<your answer cell>"] = (len(code), None, code.splitlines(True), "<your answer cell>")
+    exec(compile(code, "<your answer cell>", "exec"), student)
+    test_cell = ("with explained_errors():\n"
+                 "    secret = torch.ones(2, 3)  # a hidden test's input\n"
+                 "    forward(secret)\n")
+    with pytest.raises(GradingError) as info:
+        exec(compile(test_cell, "<a test cell>", "exec"), {"explained_errors": explained_errors, "torch": torch,
+                                                             "forward": student["forward"]})
+    text = str(info.value)
+    assert "a shape problem" in text and "<your answer cell>" in text and "return x @ x" in text
+    assert "<a test cell>" not in text and "secret" not in text
 
 
 def test_a_device_mismatch_is_a_device_problem():
