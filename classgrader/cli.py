@@ -82,10 +82,18 @@ COMMANDS = {
                       "every grade to runtime/grades.csv, or as Canvas's or Moodle's gradebook import takes them",
                       [("--format", {"choices": ["nbgrader", "canvas", "moodle"], "default": "nbgrader"}),
                        ("--to", {})], role="instructor"),
+    "roster": Command("FILE [--login COLUMN] [--strip-domain] [--assignment NAME=ID ...]",
+                      "the class as the LMS exported it (Canvas or Moodle) into the gradebook: docs/lms.md",
+                      [("file", {"metavar": "FILE"}), ("--login", {"metavar": "COLUMN"}),
+                       ("--strip-domain", {"action": "store_true"}),
+                       ("--assignment", {"action": "append", "default": [], "metavar": "NAME=ID"})],
+                      role="instructor"),
     "report": Command("ID [ID ...] [--all] [--below PERCENT]",
                       "what the class got wrong, one page per assignment (runtime/reports/)",
                       [("ids", {"nargs": "*"}), ("--all", {"action": "store_true"}), ("--below", {"type": float})],
                       role="instructor"),
+    "similarity": Command("ID [ID ...]", "which students wrote the same code, ranked for your review "
+                          "(runtime/reports/similarity-ID.html)", [("ids", {"nargs": "*"})], role="instructor"),
     "release": Command("ID [--force]", "put release/ID in the exchange for students to fetch",
                        [("ids", {"nargs": "*"}), ("--force", {"action": "store_true"})], role="instructor"),
     "collect": Command("ID", "copy every submission of ID from the exchange to runtime/submitted",
@@ -192,6 +200,30 @@ def _check_report(checks, parsed) -> None:
         checks.known("report", [assignment])
 
 
+def _check_similarity(checks, parsed) -> None:
+    checks.known("similarity", parsed.ids)  # at least one
+    for assignment in parsed.ids:
+        checks.known("similarity", [assignment])
+        if not checks.students_with(checks.SUBMITTED, assignment):
+            raise BadArguments(f"nobody has submitted {assignment} yet ({checks.SUBMITTED}/*/{assignment}/ is empty); "
+                               f"collect submissions first: ./course collect {assignment}")
+        if not os.path.isdir(os.path.join(checks.RELEASE, assignment)):
+            raise BadArguments(f"{checks.RELEASE}/{assignment} does not exist (the release is what students were "
+                               f"given, left out of the comparison); run ./course generate {assignment} first")
+
+
+def _check_roster(checks, parsed) -> None:
+    """The LMS's file itself, read as the command will read it (lms_files.py: standard library only)."""
+    for value in parsed.assignment:
+        if not re.fullmatch(r"[^=\s]+=\d+", value):
+            raise BadArguments(f"roster: --assignment takes NAME=CANVAS_ID (e.g. 01_tensors=4471), not '{value}'")
+    files = _load("course_lms_files", os.path.join(HERE, "commands", "lms_files.py"))
+    try:
+        files.read(parsed.file, parsed.file, parsed.login, parsed.strip_domain)
+    except files.BadRoster as problem:
+        raise BadArguments(f"roster: {problem}") from None
+
+
 def _check_hub(parsed) -> None:
     """hub/install.py's own arguments, with its parser where it offers one (parser()), so that a
     bad one is one line here too; otherwise its parser answers when it runs."""
@@ -220,6 +252,8 @@ CHECKS = {
     "collect": _instructor(lambda checks, parsed: (_one_id("collect", parsed), checks.check_collect(parsed.ids))),
     "report": _instructor(_check_report),
     "export": _instructor(lambda checks, parsed: None),
+    "roster": _instructor(_check_roster),
+    "similarity": _instructor(_check_similarity),
     "bundle": _instructor(lambda checks, parsed: None),
     "validate": lambda parsed: student.check_validate(parsed.paths),
     "submit": lambda parsed: (_one_id("submit", parsed), student.check_submit(parsed.ids)),
@@ -248,6 +282,9 @@ def _lab(parsed) -> list[str]:
     # Each opens on the first lesson and its assignment side by side (start_page).
     role = "instructor" if parsed.instructor else "student"
     here = os.getcwd()
+    folder = _load("course_student_folder", os.path.join(REPO, "autograder", "student_folder.py"))
+    for line in folder.prepare(here, os.path.join(here, student.WORK)):
+        print(line, file=sys.stderr)
     config = os.path.join(here, "lab", role)
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [config, os.environ.get("JUPYTER_CONFIG_PATH")]))
     workspaces = os.path.join(here, "runtime", "lab-workspaces", role)
@@ -275,9 +312,6 @@ def start_page(workspaces: str, config: str, prefix: str) -> None:
         data = _below(json.load(handle), prefix)
     data["metadata"] = {"id": START}
     os.makedirs(workspaces, exist_ok=True)
-    folder = _load("course_student_folder", os.path.join(REPO, "autograder", "student_folder.py"))
-    for line in folder.prepare(here, os.path.join(here, student.WORK)):
-        print(line, file=sys.stderr)
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1)
 
@@ -319,6 +353,13 @@ def _export(parsed) -> list[str]:
     return python("-m", "classgrader.commands.lms_export", "--format", parsed.format, *to)
 
 
+def _roster(parsed) -> list[str]:
+    login = ["--login", parsed.login] if parsed.login else []
+    return python("-m", "classgrader.commands.roster", parsed.file, *login,
+                  *_flag(parsed.strip_domain, "--strip-domain"),
+                  *[part for value in parsed.assignment for part in ("--assignment", value)])
+
+
 RUNS = {
     "lab": _lab,
     "test": _test,
@@ -330,8 +371,10 @@ RUNS = {
                                        *_flag(parsed.force, "--force")),
     "feedback": lambda parsed: ["nbgrader", "generate_feedback", *parsed.ids, *_flag(parsed.force, "--force")],
     "export": _export,
+    "roster": _roster,
     "report": lambda parsed: python("-m", "classgrader.commands.report", *parsed.ids, *_flag(parsed.all, "--all"),
                                     *(["--below", str(parsed.below)] if parsed.below is not None else [])),
+    "similarity": lambda parsed: python("-m", "classgrader.commands.similarity", *parsed.ids),
     "release": lambda parsed: ["nbgrader", "release_assignment", *parsed.ids, *_flag(parsed.force, "--force")],
     "collect": lambda parsed: ["nbgrader", "collect", *parsed.ids],
     "return": lambda parsed: ["nbgrader", "release_feedback", *parsed.ids],

@@ -26,7 +26,12 @@ BAD = {  # one bad call of every command whose arguments are the course's own ->
                                                    "(01_tensors 02_devices)"),
     "export": ("export --format excel", "course: export: argument --format: invalid choice: 'excel' (choose from "
                                         f"'nbgrader', 'canvas', 'moodle'); {USAGE['export']}"),
+    "roster": ("roster class.csv --login", f"course: roster: argument --login: expected one argument; "
+                                           f"{USAGE['roster']}"),
     "report": ("report", "course: report needs assignment ids or --all, e.g. ./course report 01_tensors"),
+    "similarity": ("similarity 01_tensors", "course: nobody has submitted 01_tensors yet (runtime/submitted/*/"
+                                            "01_tensors/ is empty); collect submissions first: ./course collect "
+                                            "01_tensors"),
     "release": ("release", "course: release needs an assignment id, e.g. ./course release 01_tensors "
                            "(assignments: 01_tensors, 02_devices)"),
     "collect": ("collect 02_devices --force", f"course: collect: unrecognized arguments: --force; {USAGE['collect']}"),
@@ -126,12 +131,12 @@ def test_what_good_arguments_run(course, monkeypatch):
     def runs(*args):
         return cli.RUNS[args[0]](cli.parse(args[0], list(args[1:])))
     monkeypatch.chdir(course)
+    (course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / "01_tensors").mkdir(parents=True)
     assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
         "classgrader.class_run.classroom", "02_devices", "--workers", "3", "--force"]
     monkeypatch.setenv("COURSE_TEST_WORKERS", "0")
     assert runs("test", "-x", "tests/test_layout.py")[-4:] == ["-m", "pytest", "-x", "tests/test_layout.py"]
     assert runs("export") == ["nbgrader", "export"]
-    (course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / "01_tensors").mkdir(parents=True)
     assert runs("export", "--format", "moodle")[-3:] == ["classgrader.commands.lms_export", "--format", "moodle"]
     assert runs("report", "--all")[-2:] == ["classgrader.commands.report", "--all"]
     submit = runs("submit", "01_tensors", "--student", "bob")  # nbgrader's submit, saying only what it sends
