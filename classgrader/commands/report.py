@@ -22,6 +22,8 @@ import sys
 import types
 from collections import Counter
 
+from classgrader.commands import similarity
+
 GRADING = os.path.join("runtime", "grading")
 REPORTS = os.path.join("runtime", "reports")
 USAGE = "usage: report ID [ID ...] | --all [--below PERCENT]"
@@ -314,6 +316,7 @@ def render(summary: dict) -> str:
     parts.append(_misconceptions_table(summary))
     parts.append(_kinds_table(summary))
     parts.append(_look_table(summary))
+    parts.append(_alike_section(summary.get("alike")))
     parts.append(_grading_section(summary["grading"]))
     parts.append("</body></html>\n")
     return "".join(parts)
@@ -386,6 +389,20 @@ def _grading_section(grading) -> str:
     return "<h2>How grading went</h2><ul>" + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>"
 
 
+def _alike_section(alike) -> str:
+    """The similarity page's verdict in brief (classgrader/commands/similarity.py), and its link."""
+    if alike is None:
+        return "<h2>Code alike</h2><p class='none'>Fewer than two submitted notebooks: nothing to compare.</p>"
+    rows = "".join(f"<tr><td>{_e(a)} &amp; {_e(b)}</td><td class='n'>{_pct(score)}</td></tr>"
+                   for a, b, score in alike["pairs"])
+    table = (f"<table><tr><th>students</th><th class='n'>score</th></tr>{rows}</table>" if rows else
+             "<p class='none'>No pair of students wrote code alike enough to look at.</p>")
+    return (f"<h2>Code alike ({len(alike['pairs'])} pairs worth a look)</h2>"
+            f"<p>Every pair of the {alike['students']} submitted notebooks compared, the release's own code left "
+            f"out; it changes no score. Side by side: <a href='{_e(alike['page'])}'>{_e(alike['page'])}</a>.</p>"
+            + table)
+
+
 def render_index(summaries: list[dict]) -> str:
     rows = "".join(
         f"<tr><td><a href='{_e(s['assignment'])}.html'>{_e(s['assignment'])}</a></td>"
@@ -412,6 +429,7 @@ def write_reports(root: str, assignments: list[str], below: float = 50.0, index:
     written, summaries = [], []
     for assignment in assignments:
         summary = summarize(load(root, assignment), below)
+        summary["alike"] = similarity.for_report(root, assignment)
         summaries.append(summary)
         path = os.path.join(root, REPORTS, f"{assignment}.html")
         _write(path, render(summary))
