@@ -91,8 +91,8 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
     Misconception(
         "static-graph", "believing the graph is static",
         "Autograd records a new graph every time the forward computation runs. A loss computed "
-        "once, before the loop, keeps describing the parameters as they were then, and its "
-        "graph is freed by its first backward()."),
+        "once, before the loop, keeps describing the parameters as they were then, and what "
+        "its graph saved is freed by its first backward()."),
     Misconception(
         "recording-by-value", "recording decided by values rather than by requires_grad",
         "Autograd records an operation when recording is on (not under no_grad), one of its "
@@ -106,8 +106,8 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "missing-no-grad", "missing no_grad",
         "Outside no_grad (or inference_mode), operations on a tensor that requires grad, such "
         "as a parameter, are recorded, and the tensors they save for backward stay alive as "
-        "long as their results do, for a backward pass that never comes. An evaluation or an "
-        "update of parameters by hand must record nothing."),
+        "long as their results do, for a backward pass that never comes. An evaluation, or an "
+        "update of parameters or buffers by hand, must record nothing."),
     Misconception(
         "eval-as-no-grad", "model.eval() used as if it were no_grad",
         "Calling model.eval() switches layers such as dropout and batch norm to their "
