@@ -8,8 +8,9 @@ Validator does. Then each test cell becomes a line: passed; failed, with the one
 its check gave; or not answered yet (the stub raised NotImplementedError). A quiz question's
 visible check sees only that a letter was given, so its line says "answered, checked at
 grading", never "passed". Exit 0 when every exercise passes and every question is answered,
-else 1. The JupyterLab button shows the same lines (validate_button.py),
-from a kernel started before it was pressed; while a course lab runs, this command asks it.
+else 1. The JupyterLab button shows the same lines (validate_button.py), run
+in a fork of a worker that imported torch and the autograder before the press; while a course lab
+runs, this command asks it.
 """
 import json
 import os
@@ -25,7 +26,7 @@ COURSE_VALIDATE = "/course/validate"  # the Validate button's checklist, asked f
 MARKS = {"passed": "✓", "answered": "○", "failed": "✗", "unanswered": "·"}
 SAID = {"passed": "passed", "answered": "answered, checked at grading", "unanswered": "not answered yet"}
 DONE = ("passed", "answered")  # what Validate can say of an item at its best
-# What the kernel runs before a student's first cell, so that a warm kernel has paid for it.
+# What the kernel runs before a student's first cell, so that a warm kernel (or worker) has paid for it.
 WARM_UP = "import torch, autograder"
 
 
@@ -151,15 +152,11 @@ class Kernel:
             replies[msg["parent_header"].get("msg_id")] = msg["content"]
         return [replies[i] for i in ids][1 if cwd else 0:]
 
-    closed = None  # called once the kernel is shut down (the Validate button starts the next then)
-
     def close(self) -> None:
         import shutil
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
         shutil.rmtree(self._folder, ignore_errors=True)
-        if self.closed:
-            self.closed()
 
 
 def _one_line(text: str) -> str:

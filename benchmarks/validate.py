@@ -1,93 +1,140 @@
-"""Validate a solved notebook four ways, side by side (a benchmark, not a test):
+"""A student's lab start and Validate presses, quiet and under load (a benchmark, not a test).
 
-  stock    `nbgrader validate NOTEBOOK`, the whole command (nbgrader's Validator, a kernel of its own)
-  cold     `./course validate NOTEBOOK`, the whole command: `python -P autograder/validate.py NOTEBOOK`
-  button   the Validate button: autograder/validate_button.py's warm kernel, started before the
-           press (as the lab starts it when it opens and again after each press); timed from
-           the press to the checklist
-  via-lab  the same command while a course lab serves the folder: it asks the lab's button
-           (a real JupyterLab, started as ./course lab starts it)
+A copy of the course as a student has it (work/ made by autograder/student_folder.py, the reference
+answers of --unit in work/ID/ID.ipynb); JupyterLab started as ./course lab starts a student's
+(lab/student, serving work/), then, each --repeat times:
 
-Each runs --repeat times on the same notebook (the reference answers of --unit, a student's
-copy of the release); prints each way's median and range in seconds, and that all agree.
+  lab start     from starting the process to the lab answering (/api/status), and to the
+                Validate worker's being ready (it imports torch beside the lab)
+  press 1       Validate's endpoint, once the worker is ready; timed from the request to the checklist
+  press 2       right after the first
+  3 at once     three presses sent together (the slowest of the three)
 
-    .venv/bin/python benchmarks/validate.py [--unit 01] [--repeat 5]
+first on the machine as it is ("quiet"), then with --busy busy loops beside it (default: one per
+core, as ../shared/tools/under-load makes them). Prints medians and ranges in seconds, and the load
+average each part ran at; every press's checklist must pass.
+
+    .venv/bin/python benchmarks/validate.py [--unit 01] [--repeat 3] [--busy N]
 """
 import argparse
+import contextlib
+import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import autograder  # noqa: F401  (the installed package, before tests/ joins the path)
-from autograder.validate import all_done
-from autograder.validate import checklist
-from autograder.validate_button import WarmKernels
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT / "tests"))  # the reference answers are built as the tests build them
-from coursekit import build_submission, read_notebook, running_lab, tool_env, write_notebook  # noqa: E402
+from coursekit import LAB_TOKEN, build_submission, free_port, read_notebook, tool_env, write_notebook  # noqa: E402
 
 
-COMMAND = [sys.executable, "-P", str(ROOT / "autograder" / "validate.py")]  # what ./course validate runs
+def student_course(unit: str) -> tuple[Path, str]:
+    """A course folder with a student's work/ (lessons and the solved assignment); the notebook's lab path."""
+    [source] = sorted((ROOT / "source").glob(f"{unit}_*/*.ipynb"))
+    course = Path(tempfile.mkdtemp(prefix="validate-bench-"))
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "notebooks", course / "notebooks")
+    subprocess.run([sys.executable, "-P", str(ROOT / "autograder" / "student_folder.py"), str(course),
+                    str(course / "work")], check=True)
+    release = ROOT / "release" / source.parent.name / source.name
+    relative = f"{source.parent.name}/{source.name}"
+    write_notebook(build_submission(read_notebook(source), read_notebook(release), {}), course / "work" / relative)
+    return course, relative
 
 
-def whole_command(args: list[str], cwd: Path) -> tuple[float, str]:
+@contextlib.contextmanager
+def student_lab(course: Path):
+    """JupyterLab as ./course lab starts a student's; yields (its address, seconds until it answered)."""
+    port, start = free_port(), time.perf_counter()
+    config = ROOT / "lab" / "student"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={course / 'work'}",
+         f"--LabApp.app_settings_dir={config}", f"--LabApp.workspaces_dir={course / 'workspaces'}"]
+        + (["--allow-root"] if os.geteuid() == 0 else []),
+        cwd=course, env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(config)), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={LAB_TOKEN}", timeout=5)
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield base, time.perf_counter() - start
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+def press(base: str, path: str) -> float:
+    request = urllib.request.Request(f"{base}/assignments/validate", data=f"path={path}".encode(),
+                                     headers={"Authorization": f"token {LAB_TOKEN}"})
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, env=tool_env(), capture_output=True, text=True, timeout=600)
-    return time.perf_counter() - start, done.stdout + done.stderr
+    with urllib.request.urlopen(request, timeout=1800) as response:
+        reply = json.loads(response.read())
+    seconds = time.perf_counter() - start
+    assert reply["success"] and reply["value"]["all_passed"], reply
+    return seconds
+
+
+def one_round(course: Path, path: str) -> dict:
+    with student_lab(course) as (base, answered):
+        start = time.perf_counter() - answered
+        press(base, path)  # waits for the worker: its readiness, not a press a student would make then
+        times = {"lab answers": answered, "worker ready": time.perf_counter() - start}
+        time.sleep(2)  # a student reads the checklist
+        times["press 1"] = press(base, path)
+        times["press 2"] = press(base, path)
+        with ThreadPoolExecutor(3) as pool:
+            times["3 at once"] = max(pool.map(lambda _: press(base, path), range(3)))
+    return times
+
+
+@contextlib.contextmanager
+def busy_loops(count: int):
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def measure(course: Path, path: str, repeat: int) -> tuple[dict, float]:
+    rounds = [one_round(course, path) for _ in range(repeat)]
+    return {k: [r[k] for r in rounds] for k in rounds[0]}, os.getloadavg()[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--unit", default="01")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--busy", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
-    [source] = sorted((ROOT / "source").glob(f"{args.unit}_*/*.ipynb"))
-    release = ROOT / "release" / source.parent.name / source.name
-    course = Path(tempfile.mkdtemp(prefix="validate-bench-"))
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    notebook = write_notebook(build_submission(read_notebook(source), read_notebook(release), {}),
-                              course / "work" / source.parent.name / source.name)
-    times = {"stock": [], "cold": [], "button": []}
-    pool = WarmKernels(course)
+    course, path = student_course(args.unit)
     try:
-        for _ in range(args.repeat):
-            seconds, out = whole_command([sys.executable, "-m", "nbgrader", "validate", str(notebook)], course)
-            assert "Success! Your notebook passes all the tests." in out, out[-2000:]
-            times["stock"].append(seconds)
-            seconds, out = whole_command(COMMAND + [str(notebook)], course)
-            assert out.startswith("All "), out[-2000:]
-            times["cold"].append(seconds)
-            kernel = pool.take()  # the warm one: it was started before this press
-            start = time.perf_counter()
-            lines = checklist(notebook, kernel)
-            times["button"].append(time.perf_counter() - start)
-            assert all_done(lines), lines
-            pool.wait_ready()  # the next press finds its kernel started, as in a lab between presses
-        pool.close()
-        times["via-lab"] = []
-        with running_lab(course):
-            time.sleep(30)  # the lab's first warm kernel starts with it
-            for _ in range(args.repeat):
-                seconds, out = whole_command(COMMAND + [str(notebook)], course)
-                assert out.startswith("All "), out[-2000:]
-                times["via-lab"].append(seconds)
-                time.sleep(10)  # a student reads the checklist; the next kernel starts meanwhile
+        quiet = measure(course, path, args.repeat)
+        with busy_loops(args.busy):
+            loaded = measure(course, path, args.repeat)
     finally:
         shutil.rmtree(course, ignore_errors=True)
-    print(f"Validate of a solved {source.name}, {args.repeat} runs each, {os.cpu_count()} cores "
-          f"(every way passes it)")
-    print(f"{'way':<8} {'median s':>9} {'min s':>7} {'max s':>7}")
-    for way, values in times.items():
-        print(f"{way:<8} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
-    stock = statistics.median(times["stock"])
-    print(f"stock / button: {stock / statistics.median(times['button']):.1f}x;  "
-          f"stock / cold: {stock / statistics.median(times['cold']):.1f}x")
+    print(f"A student's lab and Validate of a solved {path}, {args.repeat} rounds each, "
+          f"{len(os.sched_getaffinity(0))} cores; seconds, median (min-max)")
+    for name, (times, load) in [("as the machine is", quiet), (f"with {args.busy} busy loops", loaded)]:
+        print(f"{name} (load average {load:.1f} at its end):")
+        for what, values in times.items():
+            print(f"  {what:<12} {statistics.median(values):6.2f}  ({min(values):.2f}-{max(values):.2f})")
 
 
 if __name__ == "__main__":

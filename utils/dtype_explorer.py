@@ -163,8 +163,11 @@ def table_html(value: float, selected: torch.dtype | None = None, count: int = 1
                    f'({attr(chosen.note)}). {count:,} elements &times; '
                    f'{chosen.bytes_per_element} bytes = <b>{chosen.total_bytes:,} bytes</b>.</p>')
     sel = dtype_name(selected) if selected is not None else ""
-    return summary + data_table("dtype-explorer", COLUMNS, (_row_html(r, r.dtype == selected) for r in rows),
-                                f'data-dtype="{sel}" data-value="{attr(repr(value))}" data-count="{count}"')
+    table = data_table("dtype-explorer", COLUMNS, (_row_html(r, r.dtype == selected) for r in rows),
+                       f'data-dtype="{sel}" data-value="{attr(repr(value))}" data-count="{count}"')
+    # Ten columns do not fit half a lab's width: the table scrolls sideways inside the widget.
+    return summary + f'<div class="dtype-explorer-scroll" style="overflow-x:auto;max-width:100%">{table}</div>'
+
 
 
 # ---- the widget: three inputs, one HTML output, recomputed on every change ----
@@ -180,9 +183,13 @@ class DtypeExplorer(widgets.VBox):
             options=[(dtype_name(d), d) for d in self.dtypes], value=dtype, description="dtype")
         self.count_box = widgets.BoundedIntText(value=count, min=0, max=10**12,
                                                 description="elements")
-        self.table = widgets.HTML()
-        super().__init__([widgets.HBox([self.value_box, self.dtype_picker, self.count_box]),
-                          self.table])
+        for control in (self.value_box, self.dtype_picker, self.count_box):  # side by side while they fit
+            control.layout = widgets.Layout(width="15em", min_width="12em")
+            control.style.description_width = "4.5em"
+        self.table = widgets.HTML(layout=widgets.Layout(width="100%", min_width="0"))
+        super().__init__([widgets.HBox([self.value_box, self.dtype_picker, self.count_box],
+                                       layout=widgets.Layout(flex_flow="row wrap")), self.table],
+                         layout=widgets.Layout(width="100%", min_width="0"))
         for w in (self.value_box, self.dtype_picker, self.count_box):
             w.observe(self.refresh, names="value")
         self.refresh()

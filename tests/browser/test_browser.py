@@ -9,6 +9,7 @@ every question, and its contents entries, clicked in the lab's own HTML viewer, 
 without reloading the pane. Screenshots land in artifacts/screenshots/ for a person to look at.
 
 One server per role, one browser, one notebook at a time: about 4 minutes on 2 cores."""
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -34,7 +35,8 @@ SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 WIDGET_VIEW = ".jp-OutputArea-output > .jupyter-widgets:not(.jupyter-widgets-error-widget)"  # a drawn widget
 PAGE_ERRORS: list[str] = []  # uncaught exceptions in the page: a widget's front end that broke
 KERNEL_S, RUN_ALL_S, WIDGET_S, VALIDATE_S = 60, 180, 30, 180  # lessons run in 5-10 s; CI is slower
-FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels
+FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels: the lab's default split gives each pane half
+SPLIT_BESIDE = "untouched/01_tensors/01_tensors.ipynb"  # what a lesson opens beside, as the start page does
 
 NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: {INSTALL}"
 IN_CI = os.environ.get("CI", "").lower() in ("true", "1")
@@ -69,11 +71,11 @@ class Widget:
     #             changes what the hook matched
     steps: tuple[Step, ...]
     shows: str = ""  # CSS of the elements a failure quotes (their data- attributes); the hook's by default
-    fits: bool = False  # after every step, nothing in the widget runs past the notebook at FIT_WIDTH
+    fits: bool = True  # after every step, nothing in the widget runs past its pane at the lab's default split
 
 
 WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not here get the no-error check
-    "notebooks/01_tensors_lesson.ipynb": [Widget("dtype-explorer", "table.dtype-explorer", (
+    "lessons/01_tensors_lesson.ipynb": [Widget("dtype-explorer", "table.dtype-explorer", (
         Step(None, ('table[data-value="2049.0"][data-dtype="float16"][data-count="1000"]',
                     'tr[data-dtype="float16"][data-stored="2048.0"][data-selected="true"]')),
         Step(("fill", "value", "0.1"), ('table[data-value="0.1"]',
@@ -91,8 +93,8 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
         Step(("fill", "value", "-2.7"), ('tr[data-dtype="int8"][data-stored="-2"]',)),
         Step(("fill", "value", "1e-8"), ('tr[data-dtype="float16"][data-stored="0.0"]',)),
         Step(("fill", "elements", "7000000000"), ('table[data-count="7000000000"]',)),
-    ), fits=True)],
-    "notebooks/03_broadcasting_views_lesson.ipynb": [
+    ))],
+    "lessons/03_broadcasting_views_lesson.ipynb": [
         Widget("broadcast-explorer", "table.broadcast-explorer", (
             Step(None, ('table[data-a="8, 1"][data-b="8"][data-result="8, 8"][data-ok="true"]',)),
             Step(("fill", "shape a", "2, 1"), ('table[data-result="2, 8"]', 'p.broadcast-result[data-result="2, 8"]')),
@@ -109,7 +111,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
         )),
     ],
     # Three graph explorers: of a tensor (no inputs to tick), of the two-layer network, of the branchy function.
-    "notebooks/04_autograd_lesson.ipynb": [
+    "lessons/04_autograd_lesson.ipynb": [
         Widget("graph-explorer of a tensor", ".graph-explorer:not(:has(.widget-hbox))", (
             Step(None, ('svg.autograd-graph[data-nodes="8"][data-saved-bytes="48"]',
                         '.graph-details[data-node-id=""]')),
@@ -135,7 +137,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
     ],
     # Two memory monitors, told apart by their iteration counts after run-all: the evaluation pair (60), the
     # training pair (40). Each is run again with fewer iterations: the box alone redraws nothing, Run does.
-    "notebooks/05_no_grad_lesson.ipynb": [
+    "lessons/05_no_grad_lesson.ipynb": [
         Widget("memory-monitor, evaluation", 'div.memory-monitor[data-planned="60"]', (
             Step(None, ('div.memory-monitor[data-iterations="60"][data-running="false"]',
                         # 165,888 more bytes and 7 more nodes every iteration (and 512 B, 4 nodes to start)
@@ -157,7 +159,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
                 '[data-series="buggy"][data-iterations="10"][data-last-bytes="0"][data-last-nodes="74"]')),
         ), shows="div.memory-monitor, [data-series]"),
     ],
-    "notebooks/06_modules_lesson.ipynb": [Widget("module-inspector", 'div.module-inspector[data-class="Zoo"]', (
+    "lessons/06_modules_lesson.ipynb": [Widget("module-inspector", 'div.module-inspector[data-class="Zoo"]', (
         Step(None, ('div.module-inspector[data-training="true"][data-devices="cpu"]',
                     'tr[data-name="window"][data-kind="buffer"][data-saved="false"]',
                     'tr[data-name="scale"][data-kind="unregistered"][data-saved="false"][data-device="cpu"]')),
@@ -175,7 +177,7 @@ WIDGETS: dict[str, list[Widget]] = {  # lab path -> its widgets; notebooks not h
             'div.module-inspector[data-devices="cpu"]', 'tr[data-name="encoder.weight"][data-device="cpu"]',
             'p.module-inspector-action:has-text("to_empty")')),
     ), shows="div.module-inspector, p.module-inspector-action, li.module-node, tr[data-name]")],
-    "notebooks/07_checkpoints_lesson.ipynb": [Widget("checkpoint-inspector", "div.checkpoint-inspector", (
+    "lessons/07_checkpoints_lesson.ipynb": [Widget("checkpoint-inspector", "div.checkpoint-inspector", (
         Step(None, ('div.checkpoint-inspector[data-safe="false"][data-file="downloaded_model.pt"]',
                     'li.unsafe-global[data-global="utils.unsafe_pickle.raise_flag"]',
                     'tr[data-key="model.weight"][data-kind="tensor"][data-shape="2, 4"][data-dtype="torch.float32"]'
@@ -223,9 +225,11 @@ def lab_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "nbgrader_config.py", root)  # Validate grades with the course's settings
     shutil.copytree(ROOT / "release", root / "release")
-    (root / "notebooks").mkdir()
-    for lesson in LESSONS:
-        shutil.copy(lesson, root / "notebooks")
+    # The lessons as a student's work/ holds them (autograder/student_folder.py): copies in lessons/.
+    folder = importlib.util.spec_from_file_location("student_folder", ROOT / "autograder" / "student_folder.py")
+    student_folder = importlib.util.module_from_spec(folder)
+    folder.loader.exec_module(student_folder)
+    student_folder.update_lessons(str(ROOT / "notebooks"), str(root))
     for assignment, name in assignment_paths():
         source = read_notebook(ROOT / "source" / assignment / name)
         release = read_notebook(root / "release" / assignment / name)
@@ -373,11 +377,16 @@ def do_step(view, action: str, target: str, text: str) -> None:
 
 def overflow(view) -> list[str]:
     """What in an output does not fit it: elements running past its right edge (beyond a widget's own
-    few pixels of margin), and table cells squeezed to about a word a line."""
+    few pixels of margin) where no part of the widget scrolls sideways to them, and table cells
+    squeezed to about a word a line."""
     return view.evaluate("""out => { const edge = out.getBoundingClientRect().right + 8, found = [];
         const say = (e, why) => `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 50)}" ${why}`;
-        for (const e of out.querySelectorAll('table, p, td, th'))
-            if (e.getBoundingClientRect().right > edge)
+        const scrolls = e => { for (let a = e.parentElement; a && a !== out; a = a.parentElement)
+            if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX) && a.getBoundingClientRect().right <= edge)
+                return true;
+            return false; };
+        for (const e of out.querySelectorAll('table, p, td, th, svg, canvas, img'))
+            if (e.getBoundingClientRect().right > edge && !scrolls(e))
                 found.push(say(e, `ends at ${Math.round(e.getBoundingClientRect().right)} px, the output at ${Math.round(edge - 8)}`));
         for (const e of out.querySelectorAll('td')) {
             const text = document.createRange();
@@ -390,13 +399,8 @@ def overflow(view) -> list[str]:
 
 
 def check_widget(page, panel, widget: Widget) -> None:
-    """Walk a widget through its steps (in a FIT_WIDTH window if it must fit)."""
-    if widget.fits:
-        page.set_viewport_size({"width": FIT_WIDTH, "height": 900})
-    try:
-        walk_widget(page, panel, widget)
-    finally:
-        page.set_viewport_size({"width": 1600, "height": 1000})
+    """Walk a widget through its steps, in its pane of the lab's default split."""
+    walk_widget(page, panel, widget)
 
 
 def walk_widget(page, panel, widget: Widget) -> None:
@@ -422,15 +426,31 @@ def walk_widget(page, panel, widget: Widget) -> None:
                                      "the widget shows:\n  " + "\n  ".join(shown)) from None
         if widget.fits:
             past = overflow(view)
-            assert not past, f"{widget.name} after {step.do or 'run-all'}: wider than a {FIT_WIDTH} px window: {past}"
+            assert not past, (f"{widget.name} after {step.do or 'run-all'}: wider than its pane (half a "
+                              f"{FIT_WIDTH} px window): {past}")
     if widget.fits:
         view.scroll_into_view_if_needed()
-        page.screenshot(path=SCREENSHOTS / f"{widget.name}-at-{FIT_WIDTH}px.png")
+        page.screenshot(path=SCREENSHOTS / f"{widget.name}-half-of-{FIT_WIDTH}px.png")
 
 
-def run_and_check(page, path: str, shot_prefix: str):
-    """Open, run all, check outputs and widgets, screenshot; return the panel and a summary for the report."""
+def run_and_check(page, path: str, shot_prefix: str, beside: str | None = None):
+    """Open, run all, check outputs and widgets, screenshot; return the panel and a summary for the report.
+    With `beside`: as the lab's start page lays them out, `path` on the left and `beside` on the right
+    (without a kernel), in a FIT_WIDTH window."""
     panel = open_notebook(page, path)
+    if beside:
+        page.set_viewport_size({"width": FIT_WIDTH, "height": 900})
+        page.evaluate("""([path, left]) => window.jupyterapp.commands.execute('docmanager:open',
+                             {path, options: {mode: 'split-right', ref: left}})
+                         .then(() => window.jupyterapp.shell.activateById(left))""",
+                      [beside, panel.get_attribute("id")])
+    try:
+        return _run_and_check(page, panel, path, shot_prefix)
+    finally:
+        page.set_viewport_size({"width": 1600, "height": 1000})
+
+
+def _run_and_check(page, panel, path: str, shot_prefix: str):
     PAGE_ERRORS.clear()
     seconds = run_all(page)
     errors = run_problems(page)
@@ -486,14 +506,14 @@ def half_done_answers() -> dict[str, str]:
 
 def test_every_widget_table_entry_names_a_lesson(covered):
     """A key that names no lesson (a renamed notebook) would leave its widgets silently unchecked."""
-    stale = sorted(set(WIDGETS) - {f"notebooks/{p.name}" for p in LESSONS})
+    stale = sorted(set(WIDGETS) - {f"lessons/{p.name}" for p in LESSONS})
     assert not stale, f"WIDGETS names notebooks that are not lessons: {stale}"
     covered(f"the widget table's {len(WIDGETS)} notebooks are all lessons")
 
 
 @pytest.mark.parametrize("lesson", [p.name for p in LESSONS])
 def test_lesson_runs_clean_and_its_widgets_work(lab_page, lesson, covered):
-    _, summary = run_and_check(lab_page, f"notebooks/{lesson}", f"lesson-{Path(lesson).stem}")
+    _, summary = run_and_check(lab_page, f"lessons/{lesson}", f"lesson-{Path(lesson).stem}", beside=SPLIT_BESIDE)
     covered(summary)
 
 
