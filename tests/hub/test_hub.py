@@ -221,8 +221,12 @@ KERNEL = """async (code) => {
   return out;
 }"""
 
+# The student's work written into their notebook, and the copy open in their lab (the start page
+# shows it) reloaded from disk, as File -> Reload Notebook from Disk does.
 SAVE = """async ([path, nb]) => {
   await window.jupyterapp.serviceManager.contents.save(path, {type: 'notebook', format: 'json', content: nb});
+  for (const w of Array.from(window.jupyterapp.shell.widgets('main')))
+    if (w.context && w.context.path === path) await w.context.revert();
   return true;
 }"""
 
@@ -279,7 +283,8 @@ class Person:
 
     def validate(self, path: str) -> list[str]:
         """Open the notebook and press Validate in its toolbar; the checklist's statuses, in order."""
-        self.page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", path)
+        self.page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path}).then(() => true)",
+                           path)
         panel = self.page.locator(".jp-NotebookPanel:visible").last
         panel.locator(".jp-Toolbar .validate-button").click()
         dialog = self.page.locator(".jp-Dialog")
@@ -507,14 +512,22 @@ def check_correction(student: Person, checkout: Path, base: str, covered) -> Non
     assert published.returncode == 0 and "published as" in published.stdout, published.stdout + published.stderr
     # The link --publish prints, as the instructor hands it to the class.
     [link] = re.findall(r"(/hub/user-redirect/git-pull\S+)", published.stdout)
+    student.page.on("dialog", lambda dialog: dialog.accept())  # leaving the lab: no "stay on this page?"
     student.page.goto(base + link)
     student.ready()
     mine = Path(pwd.getpwnam(student.name).pw_dir, "lessons", LESSON).read_text()
     assert CORRECTION in mine, f"the correction did not reach {student.name}'s copy"
     assert OWN_NOTE in mine, f"the pull lost {student.name}'s own note"
+    # The lab shows it too: the lesson, reopened from disk, scrolled to the corrected cell.
+    student.page.wait_for_function(f"() => ({MAIN_NOTEBOOKS})().some(w => w.path === 'lessons/{LESSON}')",
+                                   timeout=60_000)
+    student.page.evaluate("""([path, marker]) => {
+        const nb = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path).content;
+        const i = Array.from(nb.model.cells).findIndex(c => c.sharedModel.getSource().includes(marker));
+        nb.activeCellIndex = i;
+        return nb.scrollToItem(i).then(() => i); }""", [f"lessons/{LESSON}", CORRECTION])
     cell = student.page.locator(".jp-MarkdownCell", has_text="Corrected by the instructor").first
-    cell.scroll_into_view_if_needed(timeout=60_000)
-    expect(cell).to_be_visible()
+    expect(cell).to_be_visible(timeout=60_000)
     student.shot("lesson-corrected")
     covered(f"the instructor corrected lesson 01 in the checkout, `sudo ./course hub --publish` published it; "
             f"{student.name}'s pull link merged it into their copy, their own note kept")
