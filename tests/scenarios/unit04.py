@@ -158,7 +158,7 @@ def walk_graph(t):
         ops.append(type(node).__name__)
         node = node.next_functions[0][0] if node.next_functions else None
     return {"ops": ops, "leaves": leaves}
-"""}, misconception="static-graph"),
+"""}),  # the graph walked as a chain: no catalogue misconception (static-graph is about re-recording)
     Mutant("walk_graph/accumulate-grad-as-op", {"q1_walk_graph_answer": """
 def walk_graph(t):
     ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
@@ -188,7 +188,7 @@ def walk_graph(t):
             ops.append(type(node).__name__)
         queue.extend(n for n, _ in node.next_functions)
     return {"ops": ops, "leaves": leaves}
-"""}, misconception="non-leaf-grad"),
+"""}),  # detached copies for the leaves themselves: a slip, not a non-leaf's .grad
     Mutant("intermediate_grad/non-leaf-grad", {"q2_intermediate_grad_answer": """
 def intermediate_grad(x, w):
     h = x @ w

@@ -505,6 +505,10 @@ def evaluate(model, loader, loss_fn, device):
 # Generated mutants whose code shows another misconception than their operator's default:
 # {name: (misconception, why)} (tests/mutation.py, all_mutants).
 RELABELLED = {
+    "q3_evaluate_answer/drop-no-grad#1": ("eval-as-no-grad", "the code still calls model.eval() and nothing else: "
+                                          "it takes eval() for the switch that stops recording"),
+    "q3_evaluate_answer/no-grad-as-enable-grad#1": ("eval-as-no-grad", "recording is on around a model put in eval(): "
+                                                    "eval() taken for the switch that stops recording"),
     "q4_run_answer/drop-to-device#1": ("", "the model, not a batch, is left on the cpu (as run/model-not-moved): "
                                        "a slip with no entry in the catalogue"),
 }
