@@ -218,7 +218,7 @@ LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "mutates-through-view": ("03_broadcasting_views_lesson.ipynb",
                              "In-place changes through a view change the original"),
     "reshape-always-copies": ("03_broadcasting_views_lesson.ipynb", "`reshape` may or may not copy"),
-    "accidental-broadcast": ("03_broadcasting_views_lesson.ipynb", "Optional: right shape, wrong numbers"),
+    "accidental-broadcast": ("03_broadcasting_views_lesson.ipynb", "Right shape, wrong numbers"),
     "non-leaf-grad": ("04_autograd_lesson.ipynb", "`.grad` of a non-leaf is `None`"),
     "grad-accumulates": ("04_autograd_lesson.ipynb", "`.grad` accumulates until you zero it"),
     "static-graph": ("04_autograd_lesson.ipynb", "A new graph on every forward pass"),
