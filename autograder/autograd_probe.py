@@ -83,7 +83,7 @@ class _Evidence:
         self.most_alive = max(self.most_alive, self.stale_graphs())
 
 
-_EVIDENCE = weakref.WeakKeyDictionary()  # a GraphLeakProbe, or the batches it checks -> _Evidence
+_EVIDENCE = weakref.WeakKeyDictionary()  # GraphLeakProbe -> _Evidence
 
 
 class GraphLeakProbe:
@@ -92,6 +92,14 @@ class GraphLeakProbe:
 
     def __init__(self, loss_fn):
         _EVIDENCE[self] = _Evidence(loss_fn)
+
+    # A copy (the grader hands a test's probe to the student's kernel pickled) starts a fresh
+    # record of its own there, kept in that process's table.
+    def __getstate__(self):
+        return {"loss_fn": _EVIDENCE[self].loss_fn}
+
+    def __setstate__(self, state):
+        _EVIDENCE[self] = _Evidence(state["loss_fn"])
 
     def __call__(self, prediction, target):
         evidence = _EVIDENCE[self]
@@ -116,14 +124,13 @@ class GraphLeakProbe:
 
 class _Checked:
     def __init__(self, probe, loader):
-        self.loader = loader
-        _EVIDENCE[self] = _EVIDENCE[probe]
+        self.probe, self.loader = probe, loader  # the probe's evidence is in the table, not on it
 
     def __len__(self):
         return len(self.loader)
 
     def __iter__(self):
-        evidence = _EVIDENCE[self]
+        evidence = _EVIDENCE[self.probe]
         for batch in self.loader:
             evidence.check()
             yield batch

@@ -47,9 +47,9 @@ _map_large_blocks_fresh()
 class LowestPoint:
     """A reading (bytes held now) sampled in a thread of its own until stop(): the largest rise
     of it above the lowest value sampled before. What a block keeps alive stays held while it
-    runs, so sampling every millisecond sees it; a spike shorter than that is the exact peak's."""
+    runs, so sampling every few milliseconds sees it; a shorter spike is the exact peak's."""
 
-    INTERVAL = 0.001  # seconds between samples
+    INTERVAL = 0.005  # seconds between samples: a kept graph is held far longer; fewer GIL hand-overs
     LONGEST = 900  # seconds: a sampler never stopped (its meter's grown() replaced) ends by itself
 
     def __init__(self, read):

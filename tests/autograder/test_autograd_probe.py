@@ -163,3 +163,20 @@ def test_clearing_what_the_probe_was_handed_hides_no_stale_graph(covered):
                     pass
     assert probe.most_alive == 5 and probe.stale_graphs() == 5
     covered("GraphLeakProbe: a loop that clears every list the probe and its batches hold still shows 5 stale graphs")
+
+
+def test_a_pickled_probe_keeps_working_with_a_record_of_its_own():
+    """The grader hands a test's probe and its batches to the student's kernel in one pickle:
+    there they still mark and check, against a record of their own."""
+    import io
+    probe = GraphLeakProbe(F.mse_loss)
+    batches = probe.batches([(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)])
+    buffer = io.BytesIO()
+    torch.save([probe, batches], buffer)
+    buffer.seek(0)
+    copy, copied_batches = torch.load(buffer, weights_only=False)
+    assert copied_batches.probe is copy
+    total = 0
+    for x, y in copied_batches:
+        total = total + copy(x @ torch.randn(3, 1, requires_grad=True), y)
+    assert copy.most_alive == 3 and probe.most_alive == 0
