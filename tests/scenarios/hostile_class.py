@@ -1114,7 +1114,8 @@ class MLP(nn.Module):
                                {"hubconf.py": HUBCONF_BLINDS_SAVED_TENSORS.encode()})),
     _scanned("c71_update_wrapper", "evaluate() records; functools.update_wrapper writes fake saved-tensor hooks "
              "into torch.autograd", assignment=CAPSTONE, answers={"q3_evaluate_answer": EVALUATE_08_RECORDING},
-             extra_cells={"q3_evaluate_answer": WRITE_THROUGH_UPDATE_WRAPPER}, loses={"q3_evaluate_tests"}),
+             extra_cells={"q3_evaluate_answer": WRITE_THROUGH_UPDATE_WRAPPER},
+             loses={"q3_evaluate_tests", "q4_run_tests"}),  # its fake torch.autograd.graph breaks run() too
     _scanned("c72_checkpoint_evaluate", "evaluate() records under torch.utils.checkpoint, which hides its saved "
              "tensors", assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_CHECKPOINTED},
              loses={"q1_evaluate_tests"}),
