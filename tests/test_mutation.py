@@ -25,7 +25,7 @@ SAMPLE = {
     "unit05": (["q1_evaluate_answer/drop-to-device#1", "q2_train_epoch_answer/to-not-assigned#1",
                 "evaluate/eval-as-no-grad", "evaluate/requires-grad-false", "ema_update/state-dict-values"],
                ["alternative_c"]),
-    "unit06": (["running_norm/training-branch-under-no-grad"], ["alternative_c"]),
+    "unit06": (["running_norm/training-branch-under-no-grad"], ["alternative_b"]),
     "unit07": (["q2_load_checkpoint_answer/drop-to-device#1", "q2_load_checkpoint_answer/unsafe-load#1",
                 "q4_load_state_on_answer/unsafe-load#1", "load_checkpoint/optimizer-before-move",
                 "q2_load_checkpoint_answer/non-strict-load#1"], ["alternative_c"]),
