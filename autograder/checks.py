@@ -16,11 +16,9 @@ import torch
 
 from utils.formatting import format_shape  # the course's one notation, shared with the widgets
 
+from .errors import GradingError
+from .misconceptions import CATALOGUE, LESSON_SECTIONS, PitfallError, pitfall_message
 from .trace import record
-
-
-class GradingError(AssertionError):
-    """A failed check, worded for the student who will read it in their feedback."""
 
 
 def _type_name(value) -> str:
@@ -267,7 +265,6 @@ def diagnose(failure: GradingError, wrong_kinds: dict | None, compare, got, expe
     caller raises the generic verdict."""
     if not wrong_kinds:
         return
-    from .misconceptions import CATALOGUE, LESSON_SECTIONS, PitfallError, pitfall_message
     for key, candidate in wrong_kinds.items():
         if key not in CATALOGUE:
             raise KeyError(f"unknown misconception {key!r}")

@@ -5,7 +5,7 @@ calls pitfall_if(...). The message names the misconception and says why it is wr
 without handing over the fix in code."""
 from dataclasses import dataclass
 
-from .checks import GradingError
+from .errors import GradingError
 from .trace import record
 
 
