@@ -811,7 +811,10 @@ def test_a_raw_error_is_explained_by_the_tensor_property_it_is_about(make, prop)
         with explained_errors():
             make()
     first, _, below = str(info.value).partition("\n\n")
-    assert f"a {prop} problem:" in first and first.endswith(".") and "\n" not in first
+    named = "requires_grad or graph" if prop == "graph" else prop
+    assert f": wrong {named}," in first and first.endswith(".") and "\n" not in first
+    from classgrader.class_run.outcomes import category
+    assert category("GradingError", first) == prop  # the class report files it under its property
     assert below.startswith("Where it was raised (most recent call last):")  # the traceback, kept below the sentence
 
 
@@ -830,7 +833,7 @@ def test_the_traceback_shows_the_student_s_frames_and_not_the_test_cell_s():
         exec(compile(test_cell, "<a test cell>", "exec"), {"explained_errors": explained_errors, "torch": torch,
                                                              "forward": student["forward"]})
     text = str(info.value)
-    assert "a shape problem" in text and "<your answer cell>" in text and "return x @ x" in text
+    assert ": wrong shape," in text and "<your answer cell>" in text and "return x @ x" in text
     assert "<a test cell>" not in text and "secret" not in text
 
 
@@ -838,7 +841,7 @@ def test_a_device_mismatch_is_a_device_problem():
     from autograder.checks import explain_error
     error = RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                          "cuda:0 and cpu!")
-    assert "a device problem" in explain_error(error)
+    assert ": wrong device," in explain_error(error)
     assert explain_error(ValueError("3 predictions against 4 targets")) is None
 
 
