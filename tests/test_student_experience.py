@@ -3,9 +3,13 @@ them (lab/student, lab/instructor): the page loads the nbgrader and widgets exte
 student's has no formgrader or create-assignment and no news prompt, an instructor's has
 them; the Validate button's endpoint answers with the checklist, whose verdict is the
 autograder's on the visible checks; and an untouched release, executed top to bottom as
-Run All does, reaches every exercise and still shows each failure."""
+Run All does, reaches every exercise and still shows each failure; the lab's own server extensions
+import neither torch nor nbgrader, and nbgrader's Assignment List is served once the lab is up."""
 import json
 import re
+import subprocess
+import sys
+import time
 import urllib.request
 
 import pytest
@@ -104,3 +108,25 @@ def test_validate_button_refuses_a_path_outside_the_course(lab):
     with pytest.raises(urllib.error.HTTPError) as refused:
         request(f"{lab}/assignments/validate", data=b"path=../../etc/passwd")
     assert refused.value.code == 403
+
+
+def test_the_labs_server_extensions_import_neither_torch_nor_nbgrader(covered):
+    """What a lab imports before it answers: the course's own extensions load nothing heavy (the
+    Validate worker imports torch in a process of its own; nbgrader's panels load once it serves)."""
+    probe = ("import sys; sys.path.insert(0, 'lab/server'); import course_validate_button, course_late_extensions; "
+             "print(sorted(m for m in ('torch', 'nbgrader', 'nbformat', 'nbclient') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    covered("the lab's server extensions import none of torch, nbgrader, nbformat, nbclient")
+
+
+def test_nbgraders_assignment_list_is_served_once_the_lab_is_up(lab, covered):
+    for _ in range(600):
+        try:
+            reply = json.loads(request(f"{lab}/assignments?course_id=pytorch-fundamentals"))
+            break
+        except urllib.error.HTTPError as error:
+            assert error.code == 404, error  # not loaded yet
+            time.sleep(0.5)
+    assert reply["success"], reply
+    covered("nbgrader's Assignment List answers, loaded after the lab started serving")

@@ -143,7 +143,7 @@ def _row_html(r: DtypeReport, selected: bool) -> str:
     # Stored values keep enough digits to tell float32 from float64; errors and gaps need three.
     cells = ("".join(td(c) for c in (r.name, r.bits, r.bytes_per_element, _fmt(r.total_bytes)))
              + _num_td(r.stored, 10) + "".join(_num_td(x, 3) for x in (r.error, r.spacing, r.eps))
-             + _num_td(r.max, 4) + td(r.note, "min-width:10em;white-space:normal"))
+             + _num_td(r.max, 4) + td(r.note, "min-width:16em;white-space:normal"))
     style = f' style="{HIGHLIGHT}"' if selected else ""
     return (f'<tr data-dtype="{r.name}" data-stored="{attr(repr(r.stored))}" '
             f'data-exact="{flag(r.exact)}" data-total-bytes="{r.total_bytes}" '
@@ -158,7 +158,7 @@ def table_html(value: float, selected: torch.dtype | None = None, count: int = 1
     summary = ""
     if chosen is not None:
         stored = "refused by torch.tensor" if chosen.stored is None else repr(chosen.stored)
-        summary = (f'<p class="dtype-explorer-summary">{attr(repr(value))} stored as '
+        summary = (f'<p class="dtype-explorer-summary" style="white-space:normal">{attr(repr(value))} stored as '
                    f'<b>{chosen.name}</b> comes back as <b>{attr(stored)}</b> '
                    f'({attr(chosen.note)}). {count:,} elements &times; '
                    f'{chosen.bytes_per_element} bytes = <b>{chosen.total_bytes:,} bytes</b>.</p>')
@@ -185,7 +185,7 @@ class DtypeExplorer(widgets.VBox):
                                                 description="elements")
         for control in (self.value_box, self.dtype_picker, self.count_box):  # side by side while they fit
             control.layout = widgets.Layout(width="15em", min_width="12em")
-            control.style.description_width = "4.5em"
+            control.style.description_width = "5.5em"
         self.table = widgets.HTML(layout=widgets.Layout(width="100%", min_width="0"))
         super().__init__([widgets.HBox([self.value_box, self.dtype_picker, self.count_box],
                                        layout=widgets.Layout(flex_flow="row wrap")), self.table],

@@ -1,7 +1,8 @@
 """The course as a student and an instructor see it: a real JupyterLab driven by headless Chromium
 (Debian's, through Playwright), started the way ./course lab starts it. Every lesson and every solved
 assignment runs top to bottom without an error output, every widget renders with its data and answers
-to input (the dtype explorer fitting a laptop-width notebook at every input the lesson invites), Run All
+to input (each fitting its pane, or scrolling inside itself, with the lesson on the left and an
+assignment on the right as the lab's start page has them, in a laptop's window), Run All
 on an untouched assignment reaches every exercise, the Validate button shows its checklist (solved,
 half-done, untouched), a student's lab has no instructor panels and an instructor's has them, the
 Assignment List fetches into work/ (which then holds nothing but assignments), the feedback page names
@@ -240,7 +241,7 @@ def lab_root(tmp_path_factory):
     write_notebook(build_submission(read_notebook(ROOT / "source" / HALF[0] / HALF[1]),
                                     read_notebook(root / "release" / HALF[0] / HALF[1]), half_done_answers()),
                    root / "half" / HALF[0] / HALF[1])
-    done = subprocess.run([sys.executable, "-c", RELEASE_ALL], cwd=root, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", RELEASE_ALL], cwd=root, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"nbgrader's release failed:\n{done.stderr[-3000:]}"
     return root
 

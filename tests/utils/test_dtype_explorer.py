@@ -147,4 +147,5 @@ def test_table_rounds_long_floats_and_keeps_the_exact_value_as_a_tooltip():
     assert 'title="0.10000000149011612">0.1000000015</td>' in row  # stored: ten digits shown
     table = page.split("<table", 1)[1]                               # (the sentence above keeps it exact)
     assert ">0.10000000149011612<" not in table                     # no 17-digit float in a cell
-    assert 'min-width:10em;white-space:normal' in row                # the note wraps, not one word a line
+    assert 'min-width:16em;white-space:normal' in row                # the note wraps, not one word a line
+    assert 'class="dtype-explorer-scroll" style="overflow-x:auto' in page  # half a lab: it scrolls sideways
