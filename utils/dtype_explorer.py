@@ -165,8 +165,11 @@ def table_html(value: float, selected: torch.dtype | None = None, count: int = 1
     sel = dtype_name(selected) if selected is not None else ""
     table = data_table("dtype-explorer", COLUMNS, (_row_html(r, r.dtype == selected) for r in rows),
                        f'data-dtype="{sel}" data-value="{attr(repr(value))}" data-count="{count}"')
-    # Ten columns do not fit half a lab's width: the table scrolls sideways inside the widget.
-    return summary + f'<div class="dtype-explorer-scroll" style="overflow-x:auto;max-width:100%">{table}</div>'
+    # Ten columns do not fit half a lab's width: the table scrolls sideways inside the widget. The
+    # outer box takes the pane's width and never its contents' (width 0, at least 100%), so the
+    # sentence wraps in the pane instead of stretching the widget to the table's width.
+    return (f'<div class="dtype-explorer-fit" style="width:0;min-width:100%">{summary}'
+            f'<div class="dtype-explorer-scroll" style="overflow-x:auto;max-width:100%">{table}</div></div>')
 
 
 
