@@ -29,6 +29,11 @@ def big_class(unit: str, students: int, copiers: int) -> tuple[dict, dict, set]:
     release = read_notebook(ROOT / "release" / module.ASSIGNMENT / module.NOTEBOOK)
     # Three draws, not the test class's fifty: hundreds of students exhaust a short answer's shapes.
     honest = copying_class.honest_answers(copying_class.correct_variants(unit), students - copiers, tries=3)
+    # 500 students drawn from a few variants per exercise repeat one another's shapes, where real ones
+    # would not: each honest answer gets a line of its own (a number only that student writes), the
+    # stand-in for what makes a real student's code theirs. Copiers copy it with the rest.
+    honest = [{gid: f"{code}\nmine = {100000 + i}{j}{100000 + i}\n" for j, (gid, code) in enumerate(answers.items())}
+              for i, answers in enumerate(honest)]
     notebooks = {f"s{i:04d}": build_submission(source, release, answers) for i, answers in enumerate(honest)}
     disguises = [set(d) for _, d in copying_class.COPIERS.values()]
     copied = set()
