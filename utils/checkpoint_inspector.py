@@ -42,7 +42,7 @@ def _note(e: Entry) -> str:
 def _row(e: Entry) -> str:
     label = html.escape(e.path[-1]) if e.path else "<i>(the whole file)</i>"
     indent = 8 + 16 * max(e.depth - 1, 0)        # the key column shows the nesting
-    cells = (f'<td style="{CELL};padding-left:{indent}px"><code>{label}</code></td>'
+    cells = (f'<td style="{CELL};padding-left:{indent}px;white-space:nowrap"><code>{label}</code></td>'
              + td(_what(e)) + td(format_shape(e.shape)) + td(e.dtype) + td(e.device)
              + td("" if e.nbytes is None else f"{e.nbytes:,}", "text-align:right") + td(_note(e), "color:#555"))
     style = f' style="{ALARM}"' if not e.safe else ""
@@ -91,7 +91,9 @@ def report_html(report: CheckpointReport) -> str:
     if problems:
         parts.append(f'<ul class="checkpoint-problems">{problems}</ul>')
     if rows:
-        parts.append(data_table("checkpoint-entries", COLUMNS, rows) + more)
+        # Half a lab is narrow: the table keeps each cell on one line and scrolls sideways inside itself.
+        parts.append('<div class="checkpoint-entries-scroll" style="overflow-x:auto;max-width:100%">'
+                     + data_table("checkpoint-entries", COLUMNS, rows) + "</div>" + more)
     if unsafe:
         parts.append("<p>What it would need to load: globals outside the allowlist, which "
                      "<code>weights_only=False</code> would import and call:</p>"

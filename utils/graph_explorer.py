@@ -340,7 +340,8 @@ class GraphExplorer(widgets.VBox):
         self.view = GraphView()
         controls = []
         if self.grad_boxes:
-            controls.append(widgets.HBox([widgets.HTML("<b>requires grad:</b>&nbsp;"), *self.grad_boxes.values()]))
+            controls.append(widgets.HBox([widgets.HTML("<b>requires grad:</b>&nbsp;"), *self.grad_boxes.values()],
+                                         layout=widgets.Layout(flex_flow="row wrap")))  # wraps in half a lab
         if self.branch_picker is not None:
             controls.append(self.branch_picker)
         controls.append(self.saved_box)
