@@ -521,13 +521,18 @@ def check_correction(student: Person, checkout: Path, base: str, covered) -> Non
     # The lab shows it too: the lesson, reopened from disk, scrolled to the corrected cell.
     student.page.wait_for_function(f"() => ({MAIN_NOTEBOOKS})().some(w => w.path === 'lessons/{LESSON}')",
                                    timeout=60_000)
-    student.page.evaluate("""([path, marker]) => {
-        const nb = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path).content;
+    index = student.page.evaluate("""async ([path, marker]) => {
+        const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context?.path === path);
+        await panel.context.ready;  // its cells read from disk
+        window.jupyterapp.shell.activateById(panel.id);  // its tab in front of the others in its area
+        const nb = panel.content;
         const i = Array.from(nb.model.cells).findIndex(c => c.sharedModel.getSource().includes(marker));
         nb.activeCellIndex = i;
         return nb.scrollToItem(i).then(() => i); }""", [f"lessons/{LESSON}", CORRECTION])
+    assert index >= 0, f"the lesson open in {student.name}'s lab has no corrected cell"
     cell = student.page.locator(".jp-MarkdownCell", has_text="Corrected by the instructor").first
-    expect(cell).to_be_visible(timeout=60_000)
+    cell.scroll_into_view_if_needed(timeout=60_000)
+    expect(cell).to_be_in_viewport(timeout=60_000)
     student.shot("lesson-corrected")
     covered(f"the instructor corrected lesson 01 in the checkout, `sudo ./course hub --publish` published it; "
             f"{student.name}'s pull link merged it into their copy, their own note kept")
