@@ -92,7 +92,7 @@ def report_html(report: CheckpointReport) -> str:
         parts.append(f'<ul class="checkpoint-problems">{problems}</ul>')
     if rows:
         # Half a lab is narrow: the table keeps each cell on one line and scrolls sideways inside itself.
-        parts.append('<div class="checkpoint-entries-scroll" style="overflow-x:auto;max-width:100%">'
+        parts.append('<div class="checkpoint-entries-scroll" style="overflow-x:auto;max-width:100%;white-space:nowrap">'
                      + data_table("checkpoint-entries", COLUMNS, rows) + "</div>" + more)
     if unsafe:
         parts.append("<p>What it would need to load: globals outside the allowlist, which "
