@@ -52,6 +52,9 @@ GRAD_CONTEXTS = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
 # Contexts that measure the student's kernel from outside when the grader runs them (Judge's
 # meter): they stay in a shadow too, and there measure what the kernel cannot report lower.
 MEASURING_CONTEXTS = {"PeakMemory"}
+# Contexts that only reword an error raised inside them (autograder.checks.explained_errors): what a
+# call of the student's sees is the same with or without them, so a test in one is routed as its body.
+REWORDING_CONTEXTS = {"explained_errors"}
 
 
 def _grad_context(node, measuring: bool = False) -> bool:
@@ -60,6 +63,14 @@ def _grad_context(node, measuring: bool = False) -> bool:
     def kept(item):
         called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
         return called in GRAD_CONTEXTS and item.optional_vars is None or measuring and called in MEASURING_CONTEXTS
+    return all(kept(item) for item in node.items)
+
+
+def _rewording_or_grad(node) -> bool:
+    """Whether each of a `with` statement's contexts only rewords errors or sets autograd's mode."""
+    def kept(item):
+        called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
+        return item.optional_vars is None and called in REWORDING_CONTEXTS | GRAD_CONTEXTS
     return all(kept(item) for item in node.items)
 
 
@@ -90,7 +101,7 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
             sides = [node.left, *node.comparators]
             if not any(isinstance(side, ast.Constant) and side.value in (None, True, False) for side in sides):
                 return "it compares identities with `is`"
-        if isinstance(node, (ast.With, ast.AsyncWith)) and not _grad_context(node):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and not _rewording_or_grad(node):
             inside = {n.id for statement in node.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
             if inside & set(answers):
                 return f"it calls {sorted(inside & set(answers))[0]} inside a `with` block"

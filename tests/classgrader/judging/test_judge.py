@@ -116,6 +116,11 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
     ("before = PAYLOAD_RAN['count']\nf(path)\npitfall_if(PAYLOAD_RAN['count'] != before, 'unsafe-load')", "PAYLOAD_RAN"),
     ("probe = GraphLeakProbe(loss)\nf(model, probe)", "GraphLeakProbe"),
     ("with torch.no_grad():\n    p6 = a * b\ncheck_value(f, {'p6': p6.requires_grad})", None),
+    # an error's rewording changes nothing the student's call sees: routed as its body
+    ("with explained_errors():\n    check_tensor(channel_means(img), expected)", None),
+    ("with explained_errors(), torch.no_grad():\n    check_value(f(1), 2)", None),
+    ("with explained_errors():\n    check_value(g(m) is m, True)", "identities"),
+    ("with explained_errors() as why:\n    check_value(f(1), 2)", "inside a `with` block"),
 ])
 def test_what_only_exists_inside_a_process_keeps_a_test_in_the_kernel(code, reason):
     found = judge.observes_process(code, frozenset({"f", "flat_copy", "describe", "channel_means", "g"}))
