@@ -1046,9 +1046,10 @@ def manual_grad(x, w, b):
              assignment=AUTOGRAD, answers=WALKS_A_TREE, extra_cells={"q1_walk_graph_answer": VALUE_AS_EXPECTED},
              loses={"q1_walk_graph_tests"}, flag=SHADOW_CAUGHT),
     # 06_modules
+    # Its forged check_tensor takes no wrong_kinds=, which 06's q1 test passes: its own forgery fails q1.
     _student("c54_forges_kernel_records", "check_tensor records results as expected (audit blinded), MLP wrong",
              assignment=MODULES, answers=RELU_AFTER_EVERY_LAYER, extra_cells={"q1_running_norm_answer": TENSOR_FORGER},
-             loses={"q2_mlp_tests"}, flag=SHADOW_CAUGHT),
+             loses={"q2_mlp_tests", "q1_running_norm_tests"}, flag=SHADOW_CAUGHT),
     _student("c34_modules_correct", "the reference solution", assignment=MODULES),
     _student("c35_modules_alternative", "correct, written differently", assignment=MODULES,
              answers=_answers(unit06, "alternative_a")),
