@@ -57,20 +57,15 @@ MEASURING_CONTEXTS = {"PeakMemory"}
 REWORDING_CONTEXTS = {"explained_errors"}
 
 
-def _grad_context(node, measuring: bool = False) -> bool:
-    """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...), or,
-    given measuring, autograd modes and measurements of the kernel (PeakMemory() as memory)."""
+def _grad_context(node, measuring: bool = False, rewording: bool = False) -> bool:
+    """Whether a `with` statement's contexts are all autograd modes (torch.no_grad() ...), given
+    measuring also measurements of the kernel (PeakMemory() as memory), given rewording also
+    contexts that only reword an error (explained_errors())."""
     def kept(item):
         called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
-        return called in GRAD_CONTEXTS and item.optional_vars is None or measuring and called in MEASURING_CONTEXTS
-    return all(kept(item) for item in node.items)
-
-
-def _rewording_or_grad(node) -> bool:
-    """Whether each of a `with` statement's contexts only rewords errors or sets autograd's mode."""
-    def kept(item):
-        called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
-        return item.optional_vars is None and called in REWORDING_CONTEXTS | GRAD_CONTEXTS
+        plain = item.optional_vars is None
+        return (plain and (called in GRAD_CONTEXTS or rewording and called in REWORDING_CONTEXTS)
+                or measuring and called in MEASURING_CONTEXTS)
     return all(kept(item) for item in node.items)
 
 
@@ -101,7 +96,7 @@ def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
             sides = [node.left, *node.comparators]
             if not any(isinstance(side, ast.Constant) and side.value in (None, True, False) for side in sides):
                 return "it compares identities with `is`"
-        if isinstance(node, (ast.With, ast.AsyncWith)) and not _rewording_or_grad(node):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and not _grad_context(node, rewording=True):
             inside = {n.id for statement in node.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
             if inside & set(answers):
                 return f"it calls {sorted(inside & set(answers))[0]} inside a `with` block"
