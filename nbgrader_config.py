@@ -57,9 +57,10 @@ c.GenerateFeedback.preprocessors = [
 # ...and names each question in its contents and headings (classgrader/templates/course_feedback).
 # Found without importing classgrader, which a student's bundle does not have.
 import importlib.util  # noqa: E402
+
 _grader = importlib.util.find_spec("classgrader")
 if _grader is not None:
-    import nbgrader  # noqa: E402 (nbgrader is what reads this file)
+    import nbgrader
     c.HTMLExporter.template_name = "course_feedback"
     c.HTMLExporter.extra_template_basedirs = [
         os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),

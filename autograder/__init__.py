@@ -21,7 +21,22 @@ def start_grading(seed: int = 0):
 
 
 __all__ = [
-    "CATALOGUE", "DeviceMismatchError", "strict_devices", "GradingError", "PitfallError", "check_answer", "check_choice", "check_keys", "check_raises", "check_tensor",
-    "check_value", "describe_device", "format_shape", "grading_device", "pitfall_if", "pretend_accelerators",
-    "seed_everything", "start_grading",
+    "CATALOGUE",
+    "DeviceMismatchError",
+    "GradingError",
+    "PitfallError",
+    "check_answer",
+    "check_choice",
+    "check_keys",
+    "check_raises",
+    "check_tensor",
+    "check_value",
+    "describe_device",
+    "format_shape",
+    "grading_device",
+    "pitfall_if",
+    "pretend_accelerators",
+    "seed_everything",
+    "start_grading",
+    "strict_devices",
 ]

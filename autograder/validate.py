@@ -236,6 +236,7 @@ def from_running_lab(path) -> list[Line] | None:
     """The checklist from a running course lab's Validate button (its kernel is warm), if a
     lab of this user serves the folder `path` is in; else None."""
     import urllib.request
+
     from jupyter_core.paths import jupyter_runtime_dir
     target = Path(path).resolve()
     for info_file in sorted(Path(jupyter_runtime_dir()).glob("jpserver-*.json")):

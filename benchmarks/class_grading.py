@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import autograder  # noqa: E402,F401  (the installed package, before tests/ and its autograder/ folder join the path)
+import autograder  # noqa: F401  (the installed package, before tests/ and its autograder/ folder join the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT / "tests"))  # the scripted submissions live with the tests
@@ -98,7 +98,6 @@ def floor(course: Path, assignment: str, notebook: str) -> tuple[float, dict[str
 
     import nbformat
     import torch  # noqa: F401  (warm: imported before the clock starts)
-    import autograder  # noqa: F401
     total, found = 0.0, {}
     for path in sorted((course / "runtime" / "autograded").glob(f"*/{assignment}/{notebook}")):
         nb = nbformat.read(path, as_version=4)
@@ -110,7 +109,7 @@ def floor(course: Path, assignment: str, notebook: str) -> tuple[float, dict[str
                     continue
                 try:
                     exec(compile(cell.source, str(path), "exec"), namespace)
-                except BaseException:  # noqa: BLE001 (a student's error is a failed cell)
+                except BaseException:
                     continue
                 meta = cell.metadata.get("nbgrader", {})
                 score += meta.get("points", 0) if meta.get("grade") else 0
@@ -137,7 +136,7 @@ def submission(kind: str, i: int, unit, source: dict, release: dict) -> dict:
     if kind == "half":
         return build_submission(source, release, {g: stubs[g] for g in answer_ids[len(answer_ids) // 2:]})
     if kind == "broken":
-        return build_submission(source, release, {g: "import torch_utils_helpers  # no such module\n" for g in answer_ids})
+        return build_submission(source, release, dict.fromkeys(answer_ids, "import torch_utils_helpers  # no such module\n"))
     wrong = [sc for sc in unit.SCENARIOS if sc.answers and sc.loses and not sc.extra_cells]
     scenario = wrong[i % len(wrong)]
     return build_submission(source, release, scenario.answers, scenario.extra_cells)

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from utils.autograd_graph import extract_graph, layout_full  # noqa: E402
-from utils.graph_explorer import to_svg  # noqa: E402
+from utils.autograd_graph import extract_graph, layout_full
+from utils.graph_explorer import to_svg
 
 
 def deep_mlp(layers: int, width: int = 16) -> torch.Tensor:

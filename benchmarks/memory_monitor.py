@@ -31,9 +31,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from utils import example_loops  # noqa: E402
-from utils.autograd_memory import measure_loop  # noqa: E402
-from utils.memory_monitor import MemoryMonitor  # noqa: E402
+from utils import example_loops
+from utils.autograd_memory import measure_loop
+from utils.memory_monitor import MemoryMonitor
 
 
 def make_model():

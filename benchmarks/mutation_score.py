@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # the course's autograder (misconception names)
 
-import mutation  # noqa: E402
+import mutation
 
 
 def main() -> int:

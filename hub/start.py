@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import install  # noqa: E402 (hub/ is not a package: run as a script)
+import install
 
 state = install.main(sys.argv[1:], serve=True)
 if state is None:  # --remove or --publish: nothing to serve

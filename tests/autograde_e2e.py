@@ -27,14 +27,31 @@ from nbconvert import HTMLExporter
 from nbformat import reads
 from nbgrader.api import Gradebook
 
-from coursekit import (HIDDEN_BLOCK, ROOT, build_submission, grade_cells, make_course, nbgrader,
-                       read_notebook, source_text, tool_env, write_notebook)
+from coursekit import (
+    HIDDEN_BLOCK,
+    ROOT,
+    build_submission,
+    grade_cells,
+    make_course,
+    nbgrader,
+    read_notebook,
+    source_text,
+    tool_env,
+    write_notebook,
+)
 from scenarios import unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08
 
-__all__ = ["units", "graded", "pytest_generate_tests", "test_each_submission_scores_what_it_deserves",
-           "test_feedback_says_what_is_wrong", "test_feedback_shows_no_hidden_test_code",
-           "test_the_leak_detector_sees_code_in_plain_html", "test_export_agrees_with_the_gradebook",
-           "test_submitted_files_are_untouched"]
+__all__ = [
+    "graded",
+    "pytest_generate_tests",
+    "test_each_submission_scores_what_it_deserves",
+    "test_export_agrees_with_the_gradebook",
+    "test_feedback_says_what_is_wrong",
+    "test_feedback_shows_no_hidden_test_code",
+    "test_submitted_files_are_untouched",
+    "test_the_leak_detector_sees_code_in_plain_html",
+    "units",
+]
 
 ALL_UNITS = [unit01, unit02, unit03, unit04, unit05, unit06, unit07, unit08]
 

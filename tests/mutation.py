@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # coursekit and scenarios, when run as a script
-from coursekit import ROOT, nbgrader_meta, read_notebook, solution_code, source_text  # noqa: E402
-from scenarios import Mutant  # noqa: E402
+from coursekit import ROOT, nbgrader_meta, read_notebook, solution_code, source_text
+from scenarios import Mutant
 
 UNITS = ["unit01", "unit02", "unit03", "unit04", "unit05", "unit06", "unit07", "unit08"]
 
@@ -260,7 +260,7 @@ def _execute(cells: list[dict], answers: dict[str, str], only) -> dict:
         code = answers.get(gid, cell["code"]) if cell["kind"] == "answer" else cell["code"]
         try:
             exec(compile(code, f"<{gid}>", "exec"), namespace)
-        except BaseException as error:  # noqa: BLE001 - a student's cell may raise anything
+        except BaseException as error:
             if cell["kind"] == "test":
                 import traceback
                 lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == f"<{gid}>"]
@@ -276,11 +276,12 @@ def _serve() -> None:
     sys.path.insert(0, str(ROOT))  # the course's autograder/, not the tests/autograder/ folder
     import torch
     torch.set_num_threads(1)
-    import autograder  # noqa: F401 - warm imports before forking
-    import autograder.autograd_probe  # noqa: F401
-    import autograder.checkpoints  # noqa: F401
+    import torch.nn.functional
+
+    import autograder
+    import autograder.autograd_probe
+    import autograder.checkpoints
     import autograder.device_strict  # noqa: F401
-    import torch.nn.functional  # noqa: F401
     torch.zeros(1, device="meta") + 1  # meta set up once
     cells_of = {}  # assignment -> its cells, read before any fork
     for job in request["jobs"]:
@@ -304,7 +305,7 @@ def _serve() -> None:
                 try:
                     result = _execute(cells_of[job.get("assignment") or request["assignment"]], job["answers"],
                                       job.get("only"))
-                except BaseException as error:  # noqa: BLE001
+                except BaseException as error:
                     result = {"failed": {"*": repr(error)}, "ran": []}
                 result["seconds"] = time.perf_counter() - start
                 with os.fdopen(write_end, "w") as pipe:

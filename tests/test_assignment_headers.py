@@ -9,7 +9,7 @@ from coursekit import SOURCE_NOTEBOOKS, nbgrader_meta, read_notebook, source_tex
 from mutation import exercise_of
 
 WORDS = {word: n for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 HEADER = re.compile(r'\*\*(\d+) points\*\*: (\w+) (?:exercises|parts) \((\d+) points\) and a (\w+)-question '
                     r'"check yourself" \((\d+) points\)')
 

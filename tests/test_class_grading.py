@@ -91,7 +91,7 @@ def graded(tmp_path_factory):
         result = classroom(course, *ASSIGNMENTS, "--workers", "2")
         seconds = time.perf_counter() - start
         assert result.returncode == 0, f"autograde failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-        outputs = {assignment: result.stdout for assignment in ASSIGNMENTS}
+        outputs = dict.fromkeys(ASSIGNMENTS, result.stdout)
         state = gradebook_state(course)
         flagged = flags(course)
         again = classroom(course, *ASSIGNMENTS, "--workers", "2")

@@ -92,11 +92,11 @@ def graded_with(assignment: str, cells: list[dict], answer_id: str, substitute: 
             if cell["grade_id"] == answer_id and substitute is not None:
                 try:
                     quiet_exec(substitute, namespace, f"in place of {answer_id}")
-                except Exception:  # noqa: BLE001 - a definition that cannot even be made answers nothing
+                except Exception:
                     return False
         for cell in tests:
             quiet_exec(cell["code"], namespace, cell["grade_id"])
-    except Exception:  # noqa: BLE001 - any failure fails the cell, as in grading
+    except Exception:
         return False
     finally:
         sys.modules["__main__"] = kept

@@ -420,7 +420,7 @@ def layout_full(graph: Graph, *, sweeps: int = 4, max_bends: int | None = None) 
             weight[v] = 1 + max((weight[u] for u in succs[v]), default=0)
     x = {}
     for row in rows:  # first placement: each row packed around 0
-        x.update(_fit_row(row, {v: 0.0 for v in row}, width))
+        x.update(_fit_row(row, dict.fromkeys(row, 0.0), width))
     # below an op, the path to the leaves pulls; the tensors it saved only hang beside it
     spine = {v: [u for u in succs[v] if kind[u] != "saved"] or succs[v] for v in succs}
 

@@ -54,9 +54,21 @@ from dataclasses import dataclass, field
 import torch
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["GraphStats", "graph_stats", "live_graph_stats", "SavedTensorTracker", "RecordingCounter",
-           "LoopMeter", "measure_loop", "measure_steps", "steady_growth", "accelerator_allocated",
-           "accelerator_name", "storage_key", "BatchProbe"]
+__all__ = [
+    "BatchProbe",
+    "GraphStats",
+    "LoopMeter",
+    "RecordingCounter",
+    "SavedTensorTracker",
+    "accelerator_allocated",
+    "accelerator_name",
+    "graph_stats",
+    "live_graph_stats",
+    "measure_loop",
+    "measure_steps",
+    "steady_growth",
+    "storage_key",
+]
 
 
 # ---- storages: what "the same memory" means ----
@@ -115,7 +127,7 @@ def _tensors_and_nodes(objs) -> tuple[list[torch.Tensor], list]:
         elif issubclass(cls, Mapping):
             try:
                 items = list(obj.items())
-            except Exception:  # noqa: BLE001 - a mapping that cannot be listed
+            except Exception:
                 continue
             for k, v in items:
                 stack.append(k)
@@ -137,7 +149,7 @@ def _tensors_and_nodes(objs) -> tuple[list[torch.Tensor], list]:
                     for slot in (slots,) if isinstance(slots, str) else slots:
                         if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
                             stack.append(getattr(obj, slot))
-            except Exception:  # noqa: BLE001 - an object we cannot look into holds nothing we count
+            except Exception:
                 continue
     return tensors, nodes
 
@@ -242,7 +254,7 @@ def live_graph_stats() -> GraphStats:
 
 class _Packed:
     """What the pack hook gives autograd to keep: a detached reference to the saved tensor."""
-    __slots__ = ("tensor", "__weakref__")
+    __slots__ = ("__weakref__", "tensor")
 
     def __init__(self, tensor: torch.Tensor):
         self.tensor = tensor
@@ -435,7 +447,7 @@ class LoopMeter:
     grad mode; torch function modes the caller has entered (RecordingCounter) do not follow it.
     """
 
-    def __init__(self, loop, allocated: Callable[[], int] | None | str = "auto", *, own_thread: bool = False):
+    def __init__(self, loop, allocated: Callable[[], int] | str | None = "auto", *, own_thread: bool = False):
         self._executor = None
         if own_thread:
             grad_enabled = torch.is_grad_enabled()
@@ -508,7 +520,7 @@ class LoopMeter:
 
 
 def measure_loop(loop, iterations: int | None = None, *,
-                 allocated: Callable[[], int] | None | str = "auto") -> dict[str, list[int]]:
+                 allocated: Callable[[], int] | str | None = "auto") -> dict[str, list[int]]:
     """Run `loop` for `iterations` iterations (all of them if None) and return its history.
 
         def leaky_eval(model, batches):
@@ -531,7 +543,7 @@ def measure_loop(loop, iterations: int | None = None, *,
 
 
 def measure_steps(step: Callable[[int], object], iterations: int, *, keep=None,
-                  allocated: Callable[[], int] | None | str = "auto") -> dict[str, list[int]]:
+                  allocated: Callable[[], int] | str | None = "auto") -> dict[str, list[int]]:
     """measure_loop for a step function: call step(i) for i in range(iterations); after each call
     count the nodes reachable from its return value and from `keep` (the state it updates)."""
     def loop():

@@ -203,9 +203,7 @@ def _short(v, limit=60, depth=0) -> str:
     """A one-line text for a placeholder, used for values and call arguments."""
     if depth > 3:
         text = "..."
-    elif isinstance(v, (bool, int, float, complex, type(None))):
-        text = repr(v)
-    elif isinstance(v, (str, bytes, bytearray)):
+    elif isinstance(v, (bool, int, float, complex, type(None))) or isinstance(v, (str, bytes, bytearray)):
         text = repr(v)
     elif isinstance(v, tuple):
         text = "(" + ", ".join(_short(i, 20, depth + 1) for i in v[:8]) + (", ..." if len(v) > 8 else "") \
@@ -523,5 +521,15 @@ def inspect_checkpoint(path) -> CheckpointReport:
         total_bytes=sum(s.nbytes for s in storages))
 
 
-__all__ = ["CheckpointReport", "Entry", "GlobalRef", "StorageInfo", "allowed_globals", "blocked_modules",
-           "inspect_checkpoint", "MAX_DEPTH", "MAX_ENTRIES", "WEIGHTS_ONLY_OPCODES"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ENTRIES",
+    "WEIGHTS_ONLY_OPCODES",
+    "CheckpointReport",
+    "Entry",
+    "GlobalRef",
+    "StorageInfo",
+    "allowed_globals",
+    "blocked_modules",
+    "inspect_checkpoint",
+]

@@ -21,15 +21,14 @@ and edges `path.edge[data-from][data-to]`; the details panel is `.graph-details[
 (empty data-node-id when nothing is selected). Clicking a node sets the synced traitlet
 `GraphView.selected`; the kernel answers with `details` and `details_html`.
 The front end is a few lines of inline JavaScript (anywidget); nothing loads from a CDN."""
-from typing import Callable
+from collections.abc import Callable
 
 import anywidget
 import ipywidgets as widgets
 import torch
 import traitlets
 
-from utils.autograd_graph import (NODE_H, Graph, display_label, extract_graph,
-                                  layout_full, node_size, without_saved)
+from utils.autograd_graph import NODE_H, Graph, display_label, extract_graph, layout_full, node_size, without_saved
 from utils.formatting import MUTED, attr, facts_table, format_bytes, format_shape
 
 MARGIN = 24

@@ -201,7 +201,7 @@ class MemoryMonitor(widgets.VBox):
     the saved bytes still alive once the loop has ended and its variables are gone."""
 
     def __init__(self, iterations: int = 50, update_every: int = 5,
-                 allocated: Callable[[], int] | None | str = "auto", **loops):
+                 allocated: Callable[[], int] | str | None = "auto", **loops):
         if not loops:
             raise ValueError("MemoryMonitor needs at least one loop, e.g. buggy=..., fixed=...")
         if update_every < 1:
@@ -252,7 +252,7 @@ class MemoryMonitor(widgets.VBox):
             for meter in meters.values():
                 try:
                     meter.close()
-                except Exception:  # noqa: BLE001 - the first error is the one to report
+                except Exception:
                     pass
             self._draw(running=False, note=f"stopped: {type(exc).__name__}: {exc}")
             raise

@@ -42,7 +42,7 @@ DICT_CLASSES = ("collections.OrderedDict", "collections.Counter")
 def allowed_globals() -> frozenset[str]:
     """Every "module.name" torch.load(weights_only=True) accepts right now: torch's built-in allowlist
     plus whatever add_safe_globals / the safe_globals context added (read fresh on every call)."""
-    from torch import _weights_only_unpickler as wou   # private, but it is the allowlist torch uses;
+    from torch import _weights_only_unpickler as wou  # private, but it is the allowlist torch uses;
     return frozenset(wou._get_allowed_globals()) | frozenset(wou._get_user_allowed_globals())
 
 

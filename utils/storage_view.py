@@ -16,8 +16,8 @@ Every number comes from the tensors themselves (untyped_storage(), stride(), sto
 is_contiguous()); the touched indices are computed from offset, shape and stride, and the tests
 check them against the values the view actually holds."""
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import ipywidgets as widgets
 import torch

@@ -271,7 +271,7 @@ class ClassRun:
                                      self.zygote.socket_path, memory[read] or self.worker_memory)
             os.close(write)  # the worker holds the only write end: its end is the pipe's end
             pipes[read] = pid
-        pending = {read: b"" for read in pipes}
+        pending = dict.fromkeys(pipes, b"")
         grading = {}  # read end -> (student, when its grading started)
         died = {}  # student -> why: the student a worker was grading when it died
         while pipes:

@@ -52,12 +52,7 @@ from classgrader.class_run import allow_list
 REASON = "code that can rewrite the grading process"
 
 # Modules an answer may import; of some, only the parts named (None: all of it).
-MODULES = {name: None for name in (
-    "torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools",
-    "dataclasses", "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile",
-    "io", "matplotlib", "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap",
-    "pprint", "warnings", "argparse", "operator", "__future__", "autograder", "utils", "tqdm", "PIL", "numbers",
-    "shutil", "hashlib")}
+MODULES = dict.fromkeys(("torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools", "dataclasses", "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile", "io", "matplotlib", "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap", "pprint", "warnings", "argparse", "operator", "__future__", "autograder", "utils", "tqdm", "PIL", "numbers", "shutil", "hashlib"))
 MODULES |= {
     "os": {"path", "makedirs", "mkdir", "listdir", "scandir", "walk", "remove", "unlink", "rename", "replace",
            "rmdir", "getcwd", "stat", "sep", "linesep", "cpu_count", "environ", "fspath", "PathLike", "getpid"},
@@ -328,9 +323,7 @@ class _Reader(ast.NodeVisitor):
         attr, dotted = node.attr, _dotted(node)
         if attr == "__init__" and isinstance(node.ctx, ast.Load):
             self.generic_visit(node)  # checked where it is called (visit_Call)
-        elif attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS:
-            self.note(node, f"reaches .{attr}")
-        elif attr in INTERNALS or (attr == "gen" and isinstance(node.value, ast.Call)):  # a context manager's own
+        elif (attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS) or attr in INTERNALS or (attr == "gen" and isinstance(node.value, ast.Call)):
             self.note(node, f"reaches .{attr}")
         elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
             self._reach(node, self.full(dotted), "uses")

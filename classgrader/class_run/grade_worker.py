@@ -84,7 +84,7 @@ def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket
         code = 0
     except SystemExit as leaving:
         code = leaving.code if isinstance(leaving.code, int) else 1
-    except BaseException:  # noqa: BLE001 (whatever it was, the log says so and the run retries)
+    except BaseException:
         traceback.print_exc()
     finally:
         sys.stdout.flush(), sys.stderr.flush()

@@ -36,7 +36,7 @@ def blank_missing(path: str, submitted: set[tuple[str, str]], grading: str | Non
         fields = [*fields, "graded_on"]
     for row in rows:
         if (row["assignment"], row["student_id"]) not in submitted:
-            row.update({column: "" for column in SCORE_COLUMNS})
+            row.update(dict.fromkeys(SCORE_COLUMNS, ""))
         if grading is not None:
             row["graded_on"] = graded_on(grading, row["assignment"], row["student_id"]) \
                 if (row["assignment"], row["student_id"]) in submitted else ""

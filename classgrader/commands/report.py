@@ -169,7 +169,7 @@ def _misconceptions(students: dict, named: dict) -> list[dict]:
                 hit["items"].add(entry.get("exercise") or entry["item"])
                 hit["examples"][entry.get("message") or ""] += 1
     unknown = {"lesson": "", "section": ""}
-    return [{"key": key, **{"name": key, **unknown, **named.get(key, {})}, "students": len(hit["students"]),
+    return [{"key": key, "name": key, **unknown, **named.get(key, {}), "students": len(hit["students"]),
              "share": _share(len(hit["students"]), len(students)), "items": sorted(hit["items"]),
              "example": hit["examples"].most_common(1)[0][0]}
             for key, hit in sorted(hits.items(), key=lambda pair: (-len(pair[1]["students"]), pair[0]))]

@@ -485,7 +485,7 @@ class IsolatedExecute(Execute):
                 channel.interrupt()
             try:  # bounded even if the test's own work here never ends: the run goes on
                 result = await asyncio.wait_for(asyncio.shield(testing), 2 * seconds)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise protocol.KernelLost(
                     "TimeoutError", f"the grader's own work on this test went on past {2 * seconds:.0f} s "
                     "and was abandoned; later cells were graded in a fresh kernel") from None
@@ -507,13 +507,13 @@ class IsolatedExecute(Execute):
         holds is lost, and no restart is needed."""
         try:
             await ensure_async(self.km.interrupt_kernel())
-        except Exception:  # noqa: BLE001 (no interrupt could be sent: the kernel is replaced)
+        except Exception:
             return False
         channel.close()  # the kernel's loop, once back, reads the end of the conversation
         try:
             await asyncio.wait_for(asyncio.shield(serving), self.timeout or 120)
             return True
-        except (asyncio.TimeoutError, protocol.KernelLost):
+        except (TimeoutError, protocol.KernelLost):
             return False
 
     async def _lost(self, lost, kept) -> None:

@@ -64,8 +64,8 @@ def _grad_context(node, measuring: bool = False, rewording: bool = False) -> boo
     def kept(item):
         called = isinstance(item.context_expr, ast.Call) and _called_name(item.context_expr)
         plain = item.optional_vars is None
-        return (plain and (called in GRAD_CONTEXTS or rewording and called in REWORDING_CONTEXTS)
-                or measuring and called in MEASURING_CONTEXTS)
+        return ((plain and (called in GRAD_CONTEXTS or (rewording and called in REWORDING_CONTEXTS)))
+                or (measuring and called in MEASURING_CONTEXTS))
     return all(kept(item) for item in node.items)
 
 

@@ -271,7 +271,7 @@ class RemoteObject:
     generator, a bound method): it stays there, and what a test does with it (an attribute,
     a call, a loop over it, its length, an item, vars()) is asked for there, by its handle.
     isinstance() sees the torch classes it derives from; type() names its own class."""
-    __slots__ = ("_record", "_ask", "_handles", "_read")
+    __slots__ = ("_ask", "_handles", "_read", "_record")
 
     def _op(self, op: str, **details):
         record = object.__getattribute__(self, "_record")

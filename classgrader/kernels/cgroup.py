@@ -241,7 +241,7 @@ def limit_of(pid: int = 0) -> int | None:
 
 def _mount_point(version: int) -> str | None:
     for point, fstype, options in _mounts():
-        if version == 2 and fstype == "cgroup2" or version == 1 and fstype == "cgroup" and "memory" in options:
+        if (version == 2 and fstype == "cgroup2") or (version == 1 and fstype == "cgroup" and "memory" in options):
             return point
     return None
 

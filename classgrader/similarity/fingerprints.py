@@ -7,8 +7,8 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")  # copydetect imports pyplot; a report needs no display
 
-from copydetect import CodeFingerprint, compare_files  # noqa: E402
-from copydetect.utils import highlight_overlap  # noqa: E402
+from copydetect import CodeFingerprint, compare_files
+from copydetect.utils import highlight_overlap
 
 # k-grams of K filtered characters (a statement or so). Beginners' answers are short, a few hundred
 # filtered characters: copydetect's default of 25 would miss a copied line or two. Every k-gram is

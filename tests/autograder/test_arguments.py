@@ -10,7 +10,8 @@ import pytest
 from coursekit import ROOT, argument_course, imports_of_check, refused_in_one_line, run_course, snapshot
 
 sys.path.insert(0, str(ROOT / "autograder"))  # the module runs as a file; so do its tests
-import arguments  # noqa: E402
+import arguments
+
 sys.path.pop(0)
 
 BAD = {  # arguments -> the exact line on stderr

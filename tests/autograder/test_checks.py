@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.checks import (GradingError, _same_device, check_tensor, check_value,
-                               default_tolerances, format_shape)
+from autograder.checks import GradingError, _same_device, check_tensor, check_value, default_tolerances, format_shape
 
 
 def message(check, *args, **kwargs) -> str:
@@ -807,9 +806,8 @@ def test_an_unknown_misconception_key_is_a_bug_in_the_test():
 ])
 def test_a_raw_error_is_explained_by_the_tensor_property_it_is_about(make, prop):
     from autograder.checks import explained_errors
-    with pytest.raises(GradingError) as info:
-        with explained_errors():
-            make()
+    with pytest.raises(GradingError) as info, explained_errors():
+        make()
     first, _, below = str(info.value).partition("\n\n")
     named = "requires_grad or graph" if prop == "graph" else prop
     assert f": wrong {named}," in first and first.endswith(".") and "\n" not in first
@@ -820,8 +818,9 @@ def test_a_raw_error_is_explained_by_the_tensor_property_it_is_about(make, prop)
 
 def test_the_traceback_shows_the_student_s_frames_and_not_the_test_cell_s():
     """A test cell may be hidden: its own lines never reach the message; the student's code does."""
-    from autograder.checks import explained_errors
     import linecache
+
+    from autograder.checks import explained_errors
     student, code = {}, "def forward(x):\n    return x @ x\n"
     # IPython keeps each cell's source where tracebacks look for it
     linecache.cache["<your answer cell>"] = (len(code), None, code.splitlines(True), "<your answer cell>")
@@ -847,12 +846,10 @@ def test_a_device_mismatch_is_a_device_problem():
 
 def test_checks_own_errors_and_unexplained_ones_pass_through_untouched():
     from autograder.checks import explained_errors
-    with pytest.raises(GradingError, match="^x: wrong value"):
-        with explained_errors():
-            check_value(1, 2, name="x")
-    with pytest.raises(NotImplementedError):
-        with explained_errors():
-            raise NotImplementedError()
+    with pytest.raises(GradingError, match="^x: wrong value"), explained_errors():
+        check_value(1, 2, name="x")
+    with pytest.raises(NotImplementedError), explained_errors():
+        raise NotImplementedError()
 
 
 # --- evidence of what the code did ----------------------------------------------------------------

@@ -292,13 +292,11 @@ def test_mode_restores_plain_behaviour_after_the_block():
 
 def test_mode_restores_after_an_exception():
     cpu, meta = randn(3, 4, device="cpu"), randn(4, 5, device="meta")
-    with pytest.raises(DeviceMismatchError):
-        with strict_devices():
-            torch.mm(cpu, meta)
+    with pytest.raises(DeviceMismatchError), strict_devices():
+        torch.mm(cpu, meta)
     assert _get_current_dispatch_mode() is None
-    with pytest.raises(ValueError):
-        with strict_devices():
-            raise ValueError("not a device problem")
+    with pytest.raises(ValueError), strict_devices():
+        raise ValueError("not a device problem")
     assert _get_current_dispatch_mode() is None
     torch.mm(cpu, meta)
 
@@ -331,9 +329,8 @@ READS = {
 def test_meta_values_reads_come_back_as_ones(read, inference):
     """Under inference_mode aten sees item, is_nonzero and to rather than their decompositions."""
     loss = torch.empty((), device="meta")
-    with pytest.raises((RuntimeError, NotImplementedError)):
-        with strict_devices(), torch.inference_mode(inference):
-            READS[read](loss + 1)
+    with pytest.raises((RuntimeError, NotImplementedError)), strict_devices(), torch.inference_mode(inference):
+        READS[read](loss + 1)
     with strict_devices(meta_values=True), torch.inference_mode(inference):
         assert READS[read](loss + 1) in (1, True)
 
@@ -352,9 +349,8 @@ def test_meta_values_keeps_strictness_and_a_whole_loop_runs_on_meta():
             for state in optimizer.state.values():  # as a checkpoint loaded with map_location=meta has it:
                 state["step"] = state["step"].to("meta")  # Adam divides by 1 - beta ** step.item()
     assert total == 2.0
-    with pytest.raises(DeviceMismatchError, match=CPU_AND_META):
-        with strict_devices(meta_values=True):
-            model(torch.randn(4, 3))
+    with pytest.raises(DeviceMismatchError, match=CPU_AND_META), strict_devices(meta_values=True):
+        model(torch.randn(4, 3))
     with pytest.raises(RuntimeError):  # plain behaviour again after the block
         torch.empty((), device="meta").item()
 

@@ -46,10 +46,9 @@ class CountingMeter:
 
 
 def test_measured_elsewhere_uses_the_meter_given():
-    with measured_elsewhere(CountingMeter):
-        with PeakMemory() as memory:
-            block = torch.ones(64 * MiB // 4)
-            del block
+    with measured_elsewhere(CountingMeter), PeakMemory() as memory:
+        block = torch.ones(64 * MiB // 4)
+        del block
     assert (memory.grown, CountingMeter.started) == (12345, 1)
     with PeakMemory() as memory:  # and after it, this process again
         pass

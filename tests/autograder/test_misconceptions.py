@@ -8,8 +8,7 @@ import re
 import pytest
 
 from autograder.checks import GradingError
-from autograder.misconceptions import CATALOGUE, Misconception, PitfallError, pitfall_if, \
-    pitfall_message
+from autograder.misconceptions import CATALOGUE, Misconception, PitfallError, pitfall_if, pitfall_message
 
 KEYS = sorted(CATALOGUE)
 

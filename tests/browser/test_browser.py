@@ -20,11 +20,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import (Error as PlaywrightError, TimeoutError as PlaywrightTimeoutError, expect,
-                                 sync_playwright)
+from playwright.sync_api import (
+    Error as PlaywrightError,
+    TimeoutError as PlaywrightTimeoutError,
+    expect,
+    sync_playwright,
+)
 
-from coursekit import (LAB_TOKEN as TOKEN, LESSONS, ROOT, SOURCE_NOTEBOOKS, build_submission, nbgrader,
-                       read_notebook, running_lab, write_notebook)
+from coursekit import (
+    LAB_TOKEN as TOKEN,
+    LESSONS,
+    ROOT,
+    SOURCE_NOTEBOOKS,
+    build_submission,
+    nbgrader,
+    read_notebook,
+    running_lab,
+    write_notebook,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"

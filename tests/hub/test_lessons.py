@@ -13,7 +13,7 @@ import pytest
 from coursekit import HIDDEN_BLOCK, LESSONS, RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, read_notebook, source_text
 
 sys.path.insert(0, str(ROOT / "hub"))
-import lessons  # noqa: E402 (hub/ is not a package)
+import lessons
 
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 

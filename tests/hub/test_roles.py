@@ -13,7 +13,7 @@ import pytest
 from coursekit import ROOT
 
 sys.path.insert(0, str(ROOT / "hub"))
-import install  # noqa: E402 (hub/ is not a package)
+import install
 
 
 def test_the_formgrader_opens_in_a_tab_of_its_own(tmp_path, covered):

@@ -17,8 +17,8 @@ import pytest
 from coursekit import ROOT
 
 sys.path.insert(0, str(ROOT / "hub"))
-import install  # noqa: E402 (hub/ is not a package)
-import remove  # noqa: E402
+import install
+import remove
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the tear-down makes and removes system users: run as root")
 STATE = Path("/srv/pytorch-course-teardowntest")

@@ -8,7 +8,7 @@ import sys
 from coursekit import ROOT
 
 sys.path.insert(0, str(ROOT / "hub"))
-import user_start  # noqa: E402 (hub/ is not a package)
+import user_start
 
 TEMPLATE = ROOT / "lab" / "student" / "start-page.jupyterlab-workspace"
 LESSON, ASSIGNMENT = "lessons/01_tensors_lesson.ipynb", "01_tensors/01_tensors.ipynb"

@@ -24,8 +24,7 @@ DOCKERFILE = (Z2JH / "Dockerfile").read_text()
 # scalar, a list, or a free-form map the chart passes on as it is). Only the parts a course could
 # use are listed; a key missing here is one to look up in the schema, then add.
 IMAGE = {"name": None, "tag": None, "pullPolicy": None, "pullSecrets": None}
-EGRESS_RULES = {k: None for k in ("cloudMetadataServer", "dnsPortsCloudMetadataServer", "dnsPortsKubeSystemNamespace",
-                                  "dnsPortsPrivateIPs", "nonPrivateIPs", "privateIPs")}
+EGRESS_RULES = dict.fromkeys(("cloudMetadataServer", "dnsPortsCloudMetadataServer", "dnsPortsKubeSystemNamespace", "dnsPortsPrivateIPs", "nonPrivateIPs", "privateIPs"))
 NETWORK_POLICY = {"enabled": None, "ingress": None, "egress": None, "egressAllowRules": EGRESS_RULES,
                   "interNamespaceAccessLabels": None, "allowedIngressPorts": None}
 PDB = {"enabled": None, "maxUnavailable": None, "minAvailable": None}
@@ -38,8 +37,7 @@ SCHEMA = {
     "hub": {
         "revisionHistoryLimit": None, "config": None, "extraFiles": None, "baseUrl": None, "command": None,
         "args": None, "cookieSecret": None, "image": IMAGE, "networkPolicy": NETWORK_POLICY,
-        "db": {"type": None, "pvc": {k: None for k in ("annotations", "selector", "storage", "accessModes",
-                                                       "storageClassName", "subPath")},
+        "db": {"type": None, "pvc": dict.fromkeys(("annotations", "selector", "storage", "accessModes", "storageClassName", "subPath")),
                "upgrade": None, "url": None, "password": None},
         "labels": None, "initContainers": None, "extraEnv": None, "extraConfig": None, "fsGid": None,
         "service": {"type": None, "ports": {"nodePort": None}, "annotations": None, "extraPorts": None,
@@ -54,9 +52,7 @@ SCHEMA = {
         "shutdownOnLogout": None, "templatePaths": None, "templateVars": None, "serviceAccount": SERVICE_ACCOUNT,
         "extraPodSpec": None},
     "proxy": {
-        "chp": {k: None for k in ("revisionHistoryLimit", "extraCommandLineFlags", "extraEnv", "nodeSelector",
-                                  "tolerations", "containerSecurityContext", "livenessProbe", "readinessProbe",
-                                  "resources", "defaultTarget", "errorTarget", "extraPodSpec")}
+        "chp": dict.fromkeys(("revisionHistoryLimit", "extraCommandLineFlags", "extraEnv", "nodeSelector", "tolerations", "containerSecurityContext", "livenessProbe", "readinessProbe", "resources", "defaultTarget", "errorTarget", "extraPodSpec"))
         | {"networkPolicy": NETWORK_POLICY, "pdb": PDB, "image": IMAGE},
         "secretToken": None,
         "service": {"type": None, "labels": None, "annotations": None, "nodePorts": {"http": None, "https": None},
@@ -77,35 +73,25 @@ SCHEMA = {
         "extraResource": {"guarantees": None, "limits": None}, "fsGid": None,
         "lifecycleHooks": {"postStart": None, "preStop": None}, "networkTools": {"image": IMAGE, "resources": None},
         "serviceAccountName": None, "startTimeout": None,
-        "storage": {"capacity": None, "dynamic": {k: None for k in ("pvcNameTemplate", "storageAccessModes",
-                                                                   "storageClass", "volumeNameTemplate")},
+        "storage": {"capacity": None, "dynamic": dict.fromkeys(("pvcNameTemplate", "storageAccessModes", "storageClass", "volumeNameTemplate")),
                     "extraLabels": None, "extraVolumeMounts": None, "extraVolumes": None, "homeMountPath": None,
                     "static": {"pvcName": None, "subPath": None}, "type": None},
         "allowPrivilegeEscalation": None, "uid": None},
     "scheduling": {
-        "userScheduler": {k: None for k in ("enabled", "revisionHistoryLimit", "replicas", "nodeSelector",
-                                            "tolerations", "labels", "annotations", "containerSecurityContext",
-                                            "logLevel", "plugins", "pluginConfig", "resources", "extraPodSpec")}
+        "userScheduler": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "nodeSelector", "tolerations", "labels", "annotations", "containerSecurityContext", "logLevel", "plugins", "pluginConfig", "resources", "extraPodSpec"))
         | {"image": IMAGE, "pdb": PDB, "serviceAccount": SERVICE_ACCOUNT},
-        "podPriority": {k: None for k in ("enabled", "globalDefault", "defaultPriority", "imagePullerPriority",
-                                          "userPlaceholderPriority")},
-        "userPlaceholder": {k: None for k in ("enabled", "revisionHistoryLimit", "replicas", "labels",
-                                              "annotations", "resources", "containerSecurityContext")}
+        "podPriority": dict.fromkeys(("enabled", "globalDefault", "defaultPriority", "imagePullerPriority", "userPlaceholderPriority")),
+        "userPlaceholder": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "labels", "annotations", "resources", "containerSecurityContext"))
         | {"image": IMAGE},
         "corePods": NODE_AFFINITY, "userPods": NODE_AFFINITY},
-    "ingress": {k: None for k in ("enabled", "annotations", "ingressClassName", "hosts", "pathSuffix", "pathType",
-                                  "tls")},
+    "ingress": dict.fromkeys(("enabled", "annotations", "ingressClassName", "hosts", "pathSuffix", "pathType", "tls")),
     "prePuller": {
         "revisionHistoryLimit": None, "labels": None, "annotations": None, "resources": None,
-        "extraTolerations": None, "hook": {k: None for k in ("enabled", "pullOnlyOnChanges",
-                                                              "podSchedulingWaitDuration", "nodeSelector",
-                                                              "tolerations", "containerSecurityContext",
-                                                              "resources")} | {"image": IMAGE,
+        "extraTolerations": None, "hook": dict.fromkeys(("enabled", "pullOnlyOnChanges", "podSchedulingWaitDuration", "nodeSelector", "tolerations", "containerSecurityContext", "resources")) | {"image": IMAGE,
                                                                               "serviceAccount": SERVICE_ACCOUNT},
         "continuous": {"enabled": None}, "pullProfileListImages": None, "extraImages": None,
         "containerSecurityContext": None, "pause": {"containerSecurityContext": None, "image": IMAGE}},
-    "cull": {k: None for k in ("enabled", "users", "adminUsers", "removeNamedServers", "timeout", "every",
-                               "concurrency", "maxAge")},
+    "cull": dict.fromkeys(("enabled", "users", "adminUsers", "removeNamedServers", "timeout", "every", "concurrency", "maxAge")),
     "debug": {"enabled": None},
     "rbac": {"enabled": None, "create": None},
 }

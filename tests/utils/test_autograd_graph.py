@@ -12,8 +12,18 @@ import networkx as nx
 import pytest
 import torch
 
-from utils.autograd_graph import (KINDS, ROW_H, Graph, extract_graph, layers, layout,
-                                  layout_full, node_size, saved_values, without_saved)
+from utils.autograd_graph import (
+    KINDS,
+    ROW_H,
+    Graph,
+    extract_graph,
+    layers,
+    layout,
+    layout_full,
+    node_size,
+    saved_values,
+    without_saved,
+)
 
 
 def _xwb(x_grad=False):

@@ -16,9 +16,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from utils.autograd_memory import (BatchProbe, GraphStats, LoopMeter, RecordingCounter, SavedTensorTracker,
-                                   accelerator_allocated, graph_stats, live_graph_stats, measure_loop,
-                                   measure_steps, steady_growth, storage_key)
+from utils.autograd_memory import (
+    BatchProbe,
+    GraphStats,
+    LoopMeter,
+    RecordingCounter,
+    SavedTensorTracker,
+    accelerator_allocated,
+    graph_stats,
+    live_graph_stats,
+    measure_loop,
+    measure_steps,
+    steady_growth,
+    storage_key,
+)
 from utils.example_loops import batches, item_eval, leaky_eval, mlp, no_grad_eval, train
 
 F32 = 4  # bytes per float32
@@ -90,10 +101,8 @@ def test_bytes_drop_after_backward_and_when_the_graph_goes(no_gc):
     assert tracker.bytes_alive == 80 and tracker.packed == 4
     del z                                                              # the graph's last holder
     assert tracker.bytes_alive == 0 and tracker.peak_bytes == 80
-    with pytest.raises(RuntimeError, match="already active"):
-        with tracker:
-            with tracker:
-                pass
+    with pytest.raises(RuntimeError, match="already active"), tracker, tracker:
+        pass
 
 
 def test_saved_outputs_make_no_reference_cycle(no_gc):

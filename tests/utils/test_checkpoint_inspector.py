@@ -15,9 +15,13 @@ from torch import nn
 
 from autograder.checkpoints import retag_device
 from utils import unsafe_pickle
-from utils.checkpoint_inspector import (CheckpointInspector, checkpoint_html, inspect_checkpoint, report_html,
-                                        report_text)
-
+from utils.checkpoint_inspector import (
+    CheckpointInspector,
+    checkpoint_html,
+    inspect_checkpoint,
+    report_html,
+    report_text,
+)
 
 pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 

@@ -7,9 +7,21 @@ import sys
 import pytest
 import torch
 
-from utils.formatting import (ALARM, CELL, HIGHLIGHT, attr, byte_unit, data_table, dtype_name, facts_table, flag,
-                              format_bytes, format_shape, shape_attr, td)
-
+from utils.formatting import (
+    ALARM,
+    CELL,
+    HIGHLIGHT,
+    attr,
+    byte_unit,
+    data_table,
+    dtype_name,
+    facts_table,
+    flag,
+    format_bytes,
+    format_shape,
+    shape_attr,
+    td,
+)
 
 # ---- shapes ----
 

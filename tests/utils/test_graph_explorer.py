@@ -13,8 +13,16 @@ import pytest
 import torch
 
 from utils.autograd_graph import extract_graph, layout_full, node_size
-from utils.graph_explorer import (_ESM, GraphExplorer, GraphView, details_html, graph_svg, node_details,
-                                  summary_html, to_svg)
+from utils.graph_explorer import (
+    _ESM,
+    GraphExplorer,
+    GraphView,
+    details_html,
+    graph_svg,
+    node_details,
+    summary_html,
+    to_svg,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -50,7 +58,7 @@ def test_svg_has_one_hooked_element_per_node_and_edge():
     for e in nodes:
         tx, ty = map(float, e.get("transform")[len("translate("):-1].split(","))
         w_, h_ = node_size(g.node(e.get("data-node-id")))
-        assert 0 <= tx - w_ / 2 and tx + w_ / 2 <= width and 0 <= ty - h_ / 2 and ty + h_ / 2 <= height
+        assert tx - w_ / 2 >= 0 and tx + w_ / 2 <= width and ty - h_ / 2 >= 0 and ty + h_ / 2 <= height
 
 
 def test_svg_escapes_labels_and_draws_an_empty_graph():

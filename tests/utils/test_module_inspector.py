@@ -10,9 +10,21 @@ import pytest
 import torch
 from torch import nn
 
-from utils.module_inspector import (KINDS, ModuleInspector, ModuleNode, ModuleReport, Note, PlainContainer,
-                                    TensorEntry, default_devices, inspect_module, meaning, module_device,
-                                    module_html, report_html)
+from utils.module_inspector import (
+    KINDS,
+    ModuleInspector,
+    ModuleNode,
+    ModuleReport,
+    Note,
+    PlainContainer,
+    TensorEntry,
+    default_devices,
+    inspect_module,
+    meaning,
+    module_device,
+    module_html,
+    report_html,
+)
 
 
 def E(name, kind, shape, *, owner="", trainable=None, saved=None, dtype="float32", device="cpu",
@@ -285,8 +297,8 @@ def test_html_has_stable_hooks(covered):
         in page
     assert '<li class="plain-container" data-container="heads" data-type="list" data-parameter-elements="8"' in page
     assert '<li class="module-node hidden-module" data-module="heads[1]" data-class="Linear"' in page
-    assert ['plain-container', 'bare-tensor', 'devices'] == [
-        chunk.split('"')[0] for chunk in page.split('<li class="module-note" data-note="')[1:]]
+    assert [
+        chunk.split('"')[0] for chunk in page.split('<li class="module-note" data-note="')[1:]] == ['plain-container', 'bare-tensor', 'devices']
     assert 'data-note="devices" data-name="meta,cpu"' in page
     assert "<script" not in page and "http" not in page
     dict_page = module_html(nn.ModuleDict({"x": nn.Module()}))

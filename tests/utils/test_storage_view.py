@@ -10,8 +10,16 @@ import random
 import pytest
 import torch
 
-from utils.storage_view import (VIEWS, StorageExplorer, default_base, shares_storage, storage_elements,
-                                storage_html, storage_report, touched_indices)
+from utils.storage_view import (
+    VIEWS,
+    StorageExplorer,
+    default_base,
+    shares_storage,
+    storage_elements,
+    storage_html,
+    storage_report,
+    touched_indices,
+)
 
 # What each offered view is: True for a view of t's storage, False for a copy.
 SHARES = {"t[1]": True, "t[:, 1]": True, "t[1:, 2:]": True, "t[:, ::2]": True, "t.T": True,

@@ -9,7 +9,6 @@ import torch
 
 from utils import unsafe_pickle
 
-
 pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 
 

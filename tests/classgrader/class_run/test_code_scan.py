@@ -356,7 +356,7 @@ def load_checkpoint(path, make_model, make_optimizer, device):
 
 @pytest.mark.parametrize("assignment", OTHER_STYLES)
 def test_correct_answers_in_other_styles_read_clean(assignment):
-    unit = next(u for u in UNITS if u.ASSIGNMENT == assignment)
+    unit = next(u for u in UNITS if assignment == u.ASSIGNMENT)
     for answers in OTHER_STYLES[assignment]:
         findings = read(unit, answers)
         assert not findings, [str(f) for f in findings]

@@ -177,6 +177,7 @@ def test_recorded_after_nbgrader_saves_the_grades_and_before_the_flags_are_taken
 
 def test_a_record_that_cannot_be_written_costs_no_grade(tmp_path, caplog):
     from traitlets.config import Config
+
     from classgrader.class_run.outcomes import RecordOutcomes
     config = Config()
     config.CourseDirectory.root = str(tmp_path / "nowhere")  # no such folder

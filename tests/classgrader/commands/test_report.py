@@ -6,7 +6,6 @@ students in seconds; the command's arguments. One test grades a small real class
 `./course autograde` (real nbgrader, real kernels) and checks that the page names each
 misconception for exactly the students who hold it."""
 import json
-import os
 import re
 import subprocess
 import sys

@@ -6,6 +6,7 @@ import pytest
 from answering import Student, error_of
 from classgrader.in_kernel import answer_server
 from classgrader.judging import mirror
+
 # -- the test's own files: a checkpoint written or read by the student's function --------------
 # The kernel's file system is its own: here, paths under another root stand for it.
 SAVES_AND_LOADS = """

@@ -4,6 +4,7 @@ import torch
 
 from answering import SETUP, Student, error_of
 from classgrader.judging import judge, remote
+
 # -- objects that stay in the student's kernel (judge.RemoteObject) ---------------------------
 MODULE_ANSWER = """
 from torch import nn

@@ -6,7 +6,7 @@ import signal
 import time
 
 from classgrader.kernels.kernel_zygote import Zygote
-from classgrader.kernels.warm_kernel import WarmKernelManager, ZYGOTE_ENV
+from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
 
 
 def alive(pid: int) -> bool:

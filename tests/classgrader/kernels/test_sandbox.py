@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from classgrader.kernels import sandbox
-from coursekit import live_processes
 from classgrader.kernels.sandbox import Jail, Limits, SandboxError, private_user
+from coursekit import live_processes
 
 REPO = Path(__file__).resolve().parents[3]
 NOBODY = pwd.getpwnam("nobody")
@@ -335,7 +335,7 @@ def test_of_the_grader_a_kernel_sees_only_its_kernel_half(tmp_path, make_jail, c
 
 def test_a_plain_folder_is_refused_as_a_work_area(tmp_path):
     (tmp_path / "plain").mkdir()
-    _, report = run_sandboxed(Jail(workdir=str(tmp_path / "plain")), lambda: {})
+    _, report = run_sandboxed(Jail(workdir=str(tmp_path / "plain")), dict)
     assert report["raised"] == SandboxError.__name__ and "check the work area" in report["message"], report
 
 
@@ -426,7 +426,7 @@ def test_runs_as_nobody_for_good(tmp_path, make_jail):
 
 def test_a_failing_step_raises_sandbox_error(tmp_path):
     jail = Jail(workdir=str(tmp_path / "missing"))
-    _, report = run_sandboxed(jail, lambda: {})
+    _, report = run_sandboxed(jail, dict)
     assert report["raised"] == SandboxError.__name__
     assert "check the work area" in report["message"]
 
