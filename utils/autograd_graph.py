@@ -23,6 +23,7 @@ networkx.topological_generations (a node sits one row below the lowest node that
 a few barycentric sweeps order each row to reduce crossings, and each row is then placed as
 close as it can get to its neighbours (an exact 1-D least-squares fit), so a chain stays
 straight. No Graphviz, no system binaries."""
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -250,7 +251,7 @@ def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes:
             saved_all += nbytes
             key = _storage_key(t)
             size, sharers = saved_storage.get(key, (0, []))
-            saved_storage[key] = (max(size, nbytes), sharers + [sid])
+            saved_storage[key] = (max(size, nbytes), [*sharers, sid])
             facts, name = _tensor_facts(t), known.of(t)
             shown = f"{attr}={name}" if name else attr
             nodes[sid] = Node(sid, "saved", f"{shown} {format_shape(t.shape)} {format_bytes(nbytes)}",
@@ -286,7 +287,7 @@ def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes:
         nodes[node_id] = Node(node_id, "op", cls, details)
 
     # a saved tensor learns which other saved nodes share its memory, then drops the raw key
-    for key, (_, sharers) in saved_storage.items():
+    for _, sharers in saved_storage.values():
         for sid in sharers:
             n = nodes[sid]
             d = {k: v for k, v in n.details.items() if k != "storage"}
@@ -408,7 +409,7 @@ def layout_full(graph: Graph, *, sweeps: int = 4, max_bends: int | None = None) 
                 path.append(d)
             chains[(a, b)] = path[1:]
         path.append(b)
-        for u, v in zip(path, path[1:]):
+        for u, v in itertools.pairwise(path):
             succs[u].append(v)
             preds[v].append(u)
     rows = _order_rows(rows, preds, succs, sweeps)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import itertools
 import sys
 import types
 import weakref
@@ -146,9 +147,8 @@ def _tensors_and_nodes(objs) -> tuple[list[torch.Tensor], list]:
                     stack.extend(attrs.values())
                 for klass in cls.__mro__:
                     slots = klass.__dict__.get("__slots__", ())
-                    for slot in (slots,) if isinstance(slots, str) else slots:
-                        if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
-                            stack.append(getattr(obj, slot))
+                    stack.extend(getattr(obj, slot) for slot in ((slots,) if isinstance(slots, str) else slots)
+                                 if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot))
             except Exception:
                 continue
     return tensors, nodes
@@ -596,7 +596,7 @@ def steady_growth(series, skip: int = 1) -> int:
     values = list(series)[skip:]
     if len(values) < 2:
         raise ValueError(f"need at least {skip + 2} values to see a steady growth, got {len(series)}")
-    steps = {b - a for a, b in zip(values, values[1:])}
+    steps = {b - a for a, b in itertools.pairwise(values)}
     if len(steps) != 1:
         raise ValueError(f"the series does not grow steadily: its steps are {sorted(steps)}")
     return steps.pop()

@@ -203,7 +203,7 @@ def _short(v, limit=60, depth=0) -> str:
     """A one-line text for a placeholder, used for values and call arguments."""
     if depth > 3:
         text = "..."
-    elif isinstance(v, (bool, int, float, complex, type(None))) or isinstance(v, (str, bytes, bytearray)):
+    elif isinstance(v, (bool, int, float, complex, type(None), str, bytes, bytearray)):
         text = repr(v)
     elif isinstance(v, tuple):
         text = "(" + ", ".join(_short(i, 20, depth + 1) for i in v[:8]) + (", ..." if len(v) > 8 else "") \
@@ -237,7 +237,7 @@ class _Describer:
 
     def tensor(self, call: pw.Call, path, type_name="Tensor") -> Entry:
         fname, a = pw.func_name(call), call.args
-        info = dict(kind="tensor", type_name=type_name, global_name=fname, safe=self.walk.is_safe(fname))
+        info = {"kind": "tensor", "type_name": type_name, "global_name": fname, "safe": self.walk.is_safe(fname)}
         if fname in ("torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state") \
                 and a and isinstance(a[0], pw.Call):
             inner = self.tensor(a[0], path, "Parameter")
@@ -281,10 +281,10 @@ class _Describer:
         for i, (k, v) in enumerate(pairs):
             if self.count >= MAX_ENTRIES:           # one row says what is left out, then stop
                 self.truncated = True
-                out.append(Entry(path + ("...",), "unknown", value=f"{len(pairs) - i} more not shown"))
+                out.append(Entry((*path, "..."), "unknown", value=f"{len(pairs) - i} more not shown"))
                 break
             seg = k if isinstance(k, str) else _short(k, 40)
-            out.append(self.describe(v, path + (seg,), depth + 1))
+            out.append(self.describe(v, (*path, seg), depth + 1))
         return tuple(out)
 
     def describe(self, v, path=(), depth=0) -> Entry:
@@ -377,12 +377,12 @@ class _Describer:
         if isinstance(state, pw.Dict):
             kids.extend(self.items(state.items, path, depth))
         elif state is not None:
-            kids.append(self.describe(state, path + ("(state)",), depth + 1))
+            kids.append(self.describe(state, (*path, "(state)"), depth + 1))
         kids.extend(self.items(c.items, path, depth))
         kids.extend(self.items(((str(i), x) for i, x in enumerate(c.listitems)), path, depth))
         for i, x in enumerate(a):
             if isinstance(x, (pw.Call, pw.Dict, pw.List, pw.PersId)):
-                kids.append(self.describe(x, path + (f"(arg {i})",), depth + 1))
+                kids.append(self.describe(x, (*path, f"(arg {i})"), depth + 1))
         return Entry(path, "object", name, global_name=fname, safe=safe, value=value, children=tuple(kids),
                      built_by="call" if is_call else "instance")
 

@@ -99,10 +99,10 @@ def dtype_report(value: float, dtype: torch.dtype, count: int = 1) -> DtypeRepor
     except (RuntimeError, ValueError):  # 300.0 into int8: "value cannot be converted to type int8
         stored = None                    # without overflow"; a Python int past 64 bits: ValueError
     exact = stored is not None and stored == value
-    common = dict(dtype=dtype, name=name, value=value, stored=stored, exact=exact,
-                  error=None if stored is None else 0.0 if exact else stored - value,
-                  bits=dtype.itemsize * 8, bytes_per_element=dtype.itemsize,
-                  count=count, total_bytes=count * dtype.itemsize)
+    common = {"dtype": dtype, "name": name, "value": value, "stored": stored, "exact": exact,
+              "error": None if stored is None else 0.0 if exact else stored - value,
+              "bits": dtype.itemsize * 8, "bytes_per_element": dtype.itemsize,
+              "count": count, "total_bytes": count * dtype.itemsize}
     if dtype.is_floating_point:
         fi = torch.finfo(dtype)
         return DtypeReport(**common, is_floating=True, min=fi.min, max=fi.max, eps=fi.eps,

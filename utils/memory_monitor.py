@@ -15,6 +15,7 @@ entry per loop carrying `data-last-bytes`, `data-last-nodes` (and `data-last-acc
 where an accelerator is present), and one `polyline[data-line=NAME][data-metric=...]` per chart."""
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Callable, Mapping
 
@@ -250,10 +251,8 @@ class MemoryMonitor(widgets.VBox):
                     self._draw(running=True)
         except BaseException as exc:
             for meter in meters.values():
-                try:
+                with contextlib.suppress(Exception):
                     meter.close()
-                except Exception:
-                    pass
             self._draw(running=False, note=f"stopped: {type(exc).__name__}: {exc}")
             raise
         finally:

@@ -213,12 +213,11 @@ def _notes(tensors, containers, devices) -> tuple[Note, ...]:
                 f"{c.name} is a plain Python {c.type_name} holding {_count(c.tensors, 'tensor')}: "
                 f"not moved by .to(), not saved. Use nn.ParameterList / nn.ParameterDict for trained "
                 f"tensors, or one register_buffer each.")))
-    for e in tensors:
-        if e.kind == "unregistered" and e.container is None:
-            notes.append(Note("bare-tensor", e.name,
-                              f"{e.name} is a bare tensor attribute: .to() leaves it on {e.device} and state_dict() "
-                         f"does not save it. Register it with register_buffer (or make it an nn.Parameter "
-                              f"if it should be trained)."))
+    notes.extend(Note("bare-tensor", e.name,
+                      f"{e.name} is a bare tensor attribute: .to() leaves it on {e.device} and state_dict() "
+                      f"does not save it. Register it with register_buffer (or make it an nn.Parameter "
+                      f"if it should be trained).")
+                 for e in tensors if e.kind == "unregistered" and e.container is None)
     if len(devices) > 1:
         notes.append(Note("devices", ",".join(devices),
                           f"The tensors sit on more than one device ({', '.join(devices)}): an operation that "
@@ -363,7 +362,7 @@ def default_devices() -> tuple[str, ...]:
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None and accelerator.is_available():
         devices.append(accelerator.current_accelerator().type)
-    return tuple(devices + ["meta"])
+    return (*devices, "meta")
 
 
 def _registered(module: nn.Module):

@@ -21,6 +21,8 @@ table stops the walk with a ValueError rather than a guess. What the placeholder
 checkpoint (tensors, storages, sizes) is utils.checkpoint_reader's business."""
 import copyreg
 import pickletools
+from collections.abc import Callable
+from typing import ClassVar
 
 # The opcodes torch 2.13's weights-only unpickler implements (torch/_weights_only_unpickler.py,
 # Unpickler.load): anything else makes torch.load(weights_only=True) fail with "Unsupported operand".
@@ -332,7 +334,7 @@ class Walk:
         self.persistent_ids.append(pid)
         self._push(PersId(pid))
 
-    OPS = {
+    OPS: ClassVar[dict[str, Callable]] = {
         "PROTO": _proto, "FRAME": _nothing, "READONLY_BUFFER": _nothing,
         "MARK": _mark, "POP": _pop, "POP_MARK": _pop_to_mark, "DUP": _dup,
         "PUT": _put, "BINPUT": _put, "LONG_BINPUT": _put, "MEMOIZE": _put,

@@ -6,6 +6,7 @@ storage shared between saved tensors counted once, freed after backward, tuples 
 autograd.Functions), names, empty and leaf-only graphs, truncation; and layout/layout_full invariants
 (every edge goes down to a later row, one bend per skipped row, no two boxes overlapping in a row, a
 chain drawn straight), on the small graphs, on seeded random computations and on a 300-node graph."""
+import itertools
 import random
 
 import networkx as nx
@@ -93,7 +94,7 @@ def test_nothing_recorded_and_a_lone_leaf():
         extract_graph(w * 2, names={"w": [1.0]})
 
 
-@pytest.mark.parametrize("dtype, size", [(torch.float32, 4), (torch.float64, 8), (torch.float16, 2),
+@pytest.mark.parametrize(("dtype", "size"), [(torch.float32, 4), (torch.float64, 8), (torch.float16, 2),
                                          (torch.bfloat16, 2)])
 def test_saved_bytes_are_numel_times_element_size(dtype, size):
     x = torch.randn(32, 64).to(dtype)
@@ -133,14 +134,14 @@ def test_a_view_shares_its_bases_storage():
 
 
 def test_saved_tensors_after_backward_are_freed():
-    x, w, b, loss = _xwb()
+    _, w, b, loss = _xwb()
     loss.backward()
     g = extract_graph(loss, names={"w": w, "b": b})
     assert g.counts() == {"op": 3, "accumulate": 2, "leaf": 2, "saved": 0}
     mul = next(n for n in g.of_kind("op") if n.label == "MulBackward0")
     assert mul.details["saved_freed"] is True and mul.details["saved"] == []
     assert next(n for n in g.of_kind("leaf") if n.details["name"] == "w").details["grad"] == [3]
-    x, w, b, loss = _xwb()
+    _, w, b, loss = _xwb()
     loss.backward(retain_graph=True)
     assert extract_graph(loss).counts()["saved"] == 1              # kept: retain_graph=True
 
@@ -191,7 +192,7 @@ def test_names_reach_leaves_saved_tensors_and_results():
 
 
 def test_extraction_is_deterministic_and_without_saved_drops_only_saved():
-    x, w, b, loss = _xwb()
+    *_, loss = _xwb()
     assert extract_graph(loss).to_dict() == extract_graph(loss).to_dict()
     g = extract_graph(loss)
     light = without_saved(g)
@@ -230,7 +231,7 @@ def _check_layout(g: Graph):
     for row in plan.rows:                                        # boxes in a row never overlap
         xs = [pos[v][0] for v in row]
         assert xs == sorted(xs)
-        for u, v in zip(row, row[1:]):
+        for u, v in itertools.pairwise(row):
             assert pos[v][0] - pos[u][0] >= (width[u] + width[v]) / 2 - 1e-6
     assert plan.rows == [sorted(r, key=lambda v: pos[v][0]) for r in plan.rows]
     assert [sorted(r) for r in plan.rows] == [sorted(r) for r in layers(g)]
@@ -238,7 +239,7 @@ def _check_layout(g: Graph):
 
 
 def test_layout_of_the_small_graph():
-    x, w, b, loss = _xwb()
+    *_, loss = _xwb()
     g = extract_graph(loss)
     plan = _check_layout(g)
     assert [[g.node(v).label for v in sorted(r)] for r in layers(g)] == [
@@ -249,7 +250,7 @@ def test_layout_of_the_small_graph():
 
 
 def test_layers_are_networkx_generations():
-    x, w, b, loss = _xwb(x_grad=True)
+    *_, loss = _xwb(x_grad=True)
     g = extract_graph(loss)
     assert [set(r) for r in layers(g)] == [set(r) for r in nx.topological_generations(g.to_networkx())]
 
@@ -274,15 +275,18 @@ def test_an_edge_that_skips_rows_is_routed_through_them():
     assert layout_full(extract_graph(h.sum()), max_bends=0).bends == {}
 
 
+_RANDOM_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "sin": lambda a, _: a.sin(),
+               "exp": lambda a, _: (a * 0.1).exp(), "sub": lambda a, b: a - b, "relu": lambda a, _: torch.relu(a),
+               "view": lambda a, _: a.view(3, 1).squeeze(1)}
+
+
 def _random_computation(rng: random.Random) -> torch.Tensor:
     leaves = [torch.randn(3, requires_grad=rng.random() < 0.7) for _ in range(4)] + [torch.randn(3)]
     pool = list(leaves)
     for _ in range(rng.randint(5, 25)):
         a, b = rng.choice(pool), rng.choice(pool)
         op = rng.choice(["add", "mul", "sin", "exp", "sub", "relu", "view"])
-        pool.append({"add": lambda: a + b, "mul": lambda: a * b, "sin": lambda: a.sin(),
-                     "exp": lambda: (a * 0.1).exp(), "sub": lambda: a - b, "relu": lambda: torch.relu(a),
-                     "view": lambda: a.view(3, 1).squeeze(1)}[op]())
+        pool.append(_RANDOM_OPS[op](a, b))
     return sum(pool[-3:]).sum() + leaves[0].sum()
 
 

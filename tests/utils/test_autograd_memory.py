@@ -215,7 +215,7 @@ def test_custom_functions_other_pack_hooks_and_inplace_changes(no_gc):
 
         @staticmethod
         def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
+            (_x,) = ctx.saved_tensors
             return grad * 2
 
     class Stash(torch.autograd.Function):

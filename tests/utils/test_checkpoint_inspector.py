@@ -52,13 +52,13 @@ def test_html_names_what_a_file_needs(tmp_path):
     name = unsafe_pickle.PAYLOAD_GLOBALS["flag"]
     assert f'<li class="unsafe-global" data-global="{name}" data-count="1">' in payload
     assert 'data-safe="false"' in payload and "would <b>refuse</b>" in payload
-    assert f'data-kind="object" data-shape="" data-dtype="" data-bytes="" data-device="" data-depth="1" ' \
-           f'data-safe="false" data-global="{name}"' in payload and f"result of calling {name}" in payload
+    assert (f'data-kind="object" data-shape="" data-dtype="" data-bytes="" data-device="" data-depth="1" '
+            f'data-safe="false" data-global="{name}"') in payload and f"result of calling {name}" in payload
     torch.save(nn.Linear(2, 1), tmp_path / "whole.pt")
     assert "instance of torch.nn.modules.linear.Linear" in checkpoint_html(tmp_path / "whole.pt")
     retag_device(state_checkpoint(tmp_path / "cpu.pt"), tmp_path / "gpu.pt")
-    assert 'data-key="model.fc.weight" data-kind="tensor" data-shape="3, 4" data-dtype="torch.float32" ' \
-           'data-bytes="48" data-device="cuda:0"' in checkpoint_html(tmp_path / "gpu.pt")
+    assert ('data-key="model.fc.weight" data-kind="tensor" data-shape="3, 4" data-dtype="torch.float32" '
+            'data-bytes="48" data-device="cuda:0"') in checkpoint_html(tmp_path / "gpu.pt")
     assert unsafe_pickle.FLAG["ran"] is False                       # drawing ran nothing
 
 

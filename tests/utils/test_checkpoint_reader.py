@@ -65,10 +65,10 @@ def walk_tensors(obj, prefix=()):
         yield ".".join(prefix), obj
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            yield from walk_tensors(v, prefix + (str(k),))
+            yield from walk_tensors(v, (*prefix, str(k)))
     elif isinstance(obj, (list, tuple)):
         for i, v in enumerate(obj):
-            yield from walk_tensors(v, prefix + (str(i),))
+            yield from walk_tensors(v, (*prefix, str(i)))
 
 
 def test_state_dict_checkpoint_matches_what_torch_loads(tmp_path, covered):
@@ -118,7 +118,7 @@ def test_whole_pickled_module_is_reported_unsafe(tmp_path):
         torch.load(path)
 
 
-@pytest.mark.parametrize("config, names", [
+@pytest.mark.parametrize(("config", "names"), [
     (TrainConfig(), [qualified(TrainConfig)]),
     (argparse.Namespace(lr=0.01, hidden=8), ["argparse.Namespace"]),
     (np.float64(0.5), ["numpy._core.multiarray.scalar", "numpy.dtype"]),

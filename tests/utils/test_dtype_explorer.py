@@ -93,9 +93,9 @@ def test_integer_range_refused_by_torch_tensor_and_wrap_reported():
 
 def test_rejects_bool_complex_and_negative_count():
     for bad in (torch.bool, torch.complex64):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="handles real float and integer dtypes"):
             dtype_report(1.0, bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="count must be >= 0"):
         dtype_report(1.0, torch.float32, count=-1)
 
 
@@ -138,7 +138,8 @@ def test_widget_offers_every_dtype_and_exposes_its_parts(covered):
     assert [v for _, v in w.dtype_picker.options] == list(DTYPES)
     assert w.children[1] is w.table
     assert (w.value_box.value, w.dtype_picker.value, w.count_box.value) == (2049.0, torch.float16, 1000)
-    covered(f"dtype explorer: {len(DTYPES)} dtypes; round trip, bytes, finfo/iinfo, spacing vs nextafter, widget traitlets")
+    covered(f"dtype explorer: {len(DTYPES)} dtypes; round trip, bytes, finfo/iinfo, spacing vs nextafter, "
+            "widget traitlets")
 
 
 def test_table_rounds_long_floats_and_keeps_the_exact_value_as_a_tooltip():

@@ -9,7 +9,7 @@ from utils.example_loops import batches, float_eval, item_eval, leaky_eval, mlp,
 
 def test_batches_are_seeded_and_shaped_for_regression_or_classes():
     (x, y), = batches(1)
-    (x2, y2), = batches(1)
+    (x2, _y2), = batches(1)
     assert torch.equal(x, x2) and x.shape == (256, 32) and y.shape == (256, 1)
     (_, labels), = batches(1, features=64, classes=10)
     assert labels.dtype == torch.int64 and labels.shape == (256,) and int(labels.max()) < 10

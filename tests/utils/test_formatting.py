@@ -25,7 +25,7 @@ from utils.formatting import (
 
 # ---- shapes ----
 
-@pytest.mark.parametrize("shape, text", [
+@pytest.mark.parametrize(("shape", "text"), [
     ((3, 4), "(3, 4)"),
     ((3,), "(3,)"),
     ((), "()"),

@@ -104,7 +104,7 @@ def test_details_of_each_kind():
 
 
 def test_summary_line():
-    x, w, b = _xwb()
+    x, w, _b = _xwb()
     h = (x * w).exp()
     g = extract_graph((h * h).sum())
     text = summary_html(g)
@@ -143,7 +143,7 @@ def test_each_requires_grad_box_sits_against_its_own_label():
     """The gap after a label is wider than the gap before the next box, so a box is read with the label it precedes."""
     ex, _ = _explorer()
     for box in ex.grad_boxes.values():
-        top, right, bottom, left = box.layout.margin.split()
+        _top, right, _bottom, left = box.layout.margin.split()
         assert not box.indent and float(right.removesuffix("em")) >= 1 and float(left.removesuffix("em") or 0) == 0
 
 
@@ -190,7 +190,7 @@ def test_saved_box_and_select():
 
 
 def test_a_forward_that_raises_or_returns_junk_is_reported():
-    x, w, b = _xwb()
+    x, w, _b = _xwb()
     ex = GraphExplorer(forward=lambda x, w: x @ w.unsqueeze(0), inputs={"x": x, "w": w})
     assert ex.error.startswith("RuntimeError") and len(ex.graph) == 0 and "data-error" in ex.summary.value
     ex = GraphExplorer(forward=lambda w: (w.sum(), w), inputs={"w": w})   # a tuple: its first element

@@ -144,8 +144,8 @@ def test_each_loop_keeps_its_own_grad_mode():
                 yield
 
     for fixed in (no_grad_eval, inference_eval, inference_block_eval):
-        monitor = MemoryMonitor(fixed=lambda: fixed(model, batches()), buggy=lambda: leaky_eval(model, batches()),
-                                iterations=4, allocated=None)
+        monitor = MemoryMonitor(fixed=lambda evaluate=fixed: evaluate(model, batches()),
+                                buggy=lambda: leaky_eval(model, batches()), iterations=4, allocated=None)
         monitor.run()
         assert {b - a for a, b in zip(monitor.history["buggy"]["saved_bytes"],
                                       monitor.history["buggy"]["saved_bytes"][1:])} == {PER_BATCH}, fixed.__name__

@@ -65,8 +65,7 @@ OFFSET_NOTE = ("offset is a bare tensor attribute: .to() leaves it on cpu and st
 
 def small_report(device="cpu", training=True) -> ModuleReport:
     """The exact report of Small() after .to(device) and .train(training)."""
-    hidden = dict(container="heads", saved=False, trainable=True)  # the plain list stays on cpu, in training
-    devices = ("cpu",) if device == "cpu" else (device, "cpu")
+    hidden = {"container": "heads", "saved": False, "trainable": True}  # the plain list stays on cpu, in training
     notes = (Note("plain-container", "heads", HEADS_NOTE), Note("bare-tensor", "offset", OFFSET_NOTE))
     if device != "cpu":
         notes += (Note("devices", f"{device},cpu", f"The tensors sit on more than one device ({device}, cpu): "
@@ -102,7 +101,7 @@ def test_exact_report_of_a_module_with_every_case(covered):
     assert len(list(model.parameters())) == 3          # the two heads' 4 tensors are missing
     with pytest.raises(KeyError):
         r.entry("heads.0.weight")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="kind is one of"):
         r.names("param")
     covered("exact report: frozen parameter, (non-)persistent buffers, bare tensor, Python list of Linear")
 
@@ -287,8 +286,8 @@ def test_html_has_stable_hooks(covered):
     assert ('<tr data-name="scale" data-kind="parameter" data-saved="true" data-trainable="false" '
             'data-device="meta"') in page
     assert '<tr data-name="cache" data-kind="buffer" data-saved="false" data-trainable="false"' in page
-    assert '<tr data-name="offset" data-kind="unregistered" data-saved="false" data-trainable="false" ' \
-           'data-device="cpu"' in page
+    assert ('<tr data-name="offset" data-kind="unregistered" data-saved="false" data-trainable="false" '
+            'data-device="cpu"') in page
     assert '<tr data-name="heads[0].weight" data-kind="unregistered" data-saved="false"' in page
     assert page.count("<tr data-name=") == 10
     assert ('<p class="module-inspector-totals" data-trainable="9" data-frozen="3" data-buffer-elements="7" '
@@ -297,8 +296,8 @@ def test_html_has_stable_hooks(covered):
         in page
     assert '<li class="plain-container" data-container="heads" data-type="list" data-parameter-elements="8"' in page
     assert '<li class="module-node hidden-module" data-module="heads[1]" data-class="Linear"' in page
-    assert [
-        chunk.split('"')[0] for chunk in page.split('<li class="module-note" data-note="')[1:]] == ['plain-container', 'bare-tensor', 'devices']
+    notes = [chunk.split('"')[0] for chunk in page.split('<li class="module-note" data-note="')[1:]]
+    assert notes == ["plain-container", "bare-tensor", "devices"]
     assert 'data-note="devices" data-name="meta,cpu"' in page
     assert "<script" not in page and "http" not in page
     dict_page = module_html(nn.ModuleDict({"x": nn.Module()}))

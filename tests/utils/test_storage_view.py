@@ -205,6 +205,6 @@ def test_widget_recomputes_when_a_view_is_picked(covered):
     assert 'data-error="shape \'[4, 3]\' is invalid for input of size 6"'.replace("'", "&#x27;") in w.view.value
     w = StorageExplorer(views={"every third": lambda t: t.flatten()[::3]})
     assert w.view_picker.value == "every third" and 'data-touched="0,3,6,9"' in w.view.value
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs at least one named view"):
         StorageExplorer(views={})
     covered(f"storage explorer: {len(VIEWS)} named views, shares/touched/stride hooks, widget traitlets")

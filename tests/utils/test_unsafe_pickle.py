@@ -13,7 +13,7 @@ pytestmark = pytest.mark.usefixtures("fresh_flag")   # tests/utils/conftest.py
 
 
 def test_payload_module_refuses_unknown_variants():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="via must be one of"):
         unsafe_pickle.payload("system")
     buf = io.BytesIO()
     torch.save({"x": unsafe_pickle.payload("print")}, buf)      # building never runs the payload
