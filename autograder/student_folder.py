@@ -93,9 +93,9 @@ def update_lessons(course_lessons: str, work: str) -> list[str]:
 def copy_assignments(release: str, work: str) -> None:
     """work/ID for every assignment in release/ that the student does not have yet."""
     for assignment in sorted(os.listdir(release)) if os.path.isdir(release) else []:
-        if os.path.isdir(os.path.join(release, assignment)) and not assignment.startswith("."):
-            if not os.path.exists(os.path.join(work, assignment)):
-                shutil.copytree(os.path.join(release, assignment), os.path.join(work, assignment))
+        source, target = os.path.join(release, assignment), os.path.join(work, assignment)
+        if os.path.isdir(source) and not assignment.startswith(".") and not os.path.exists(target):
+            shutil.copytree(source, target)
 
 
 def prepare(course: str, work: str) -> list[str]:

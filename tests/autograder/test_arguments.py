@@ -72,7 +72,7 @@ def test_the_check_imports_neither_torch_nor_nbgrader(course):
     assert imports_of_check(course, "autograder/arguments.py", "validate") == []
 
 
-@pytest.mark.parametrize("text,why", [
+@pytest.mark.parametrize(("text", "why"), [
     ("{}", "no nbformat 4 cells"),
     ('{"cells": [], "nbformat": 3}', "no nbformat 4 cells"),
     ("\xff\xfe", "not UTF-8 text"),

@@ -47,5 +47,5 @@ def test_retagged_checkpoint_needs_map_location(tmp_path, covered):
 
 def test_retag_refuses_a_file_without_cpu_storage(tmp_path):
     torch.save({"n": 1}, tmp_path / "plain.pt")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no CPU storage to retag"):
         retag_device(tmp_path / "plain.pt", tmp_path / "out.pt")

@@ -45,7 +45,7 @@ def test_format_shape_is_the_one_the_widgets_use():
 
 # --- _same_device --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("a, b, same", [
+@pytest.mark.parametrize(("a", "b", "same"), [
     ("cuda", "cuda:0", True),
     ("cuda:0", "cuda", True),
     ("cuda", "cuda", True),
@@ -312,7 +312,7 @@ def test_values_with_requires_grad_are_compared():
         "(tolerance rtol=1.3e-06, atol=1e-05); the first is at index (0,), where you have 3.0.")
 
 
-@pytest.mark.parametrize("dtype, value, shown", [
+@pytest.mark.parametrize(("dtype", "value", "shown"), [
     (torch.float32, 0.1, "0.1"),                 # not 0.10000000149011612
     (torch.float32, 1 / 3, "0.33333334"),        # 8 significant digits
     (torch.float16, 0.1, "0.099976"),            # 5 significant digits
@@ -338,7 +338,7 @@ def test_integer_value_shown_exactly():
 
 # --- check_tensor: tolerances --------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype, tolerances", [
+@pytest.mark.parametrize(("dtype", "tolerances"), [
     (torch.float16, (1e-3, 1e-5)),
     (torch.bfloat16, (1.6e-2, 1e-5)),
     (torch.float32, (1.3e-6, 1e-5)),
@@ -796,7 +796,7 @@ def test_an_unknown_misconception_key_is_a_bug_in_the_test():
 
 # --- raw errors from student code -----------------------------------------------------------------
 
-@pytest.mark.parametrize("make, prop", [
+@pytest.mark.parametrize(("make", "prop"), [
     (lambda: (_ for _ in ()).throw(AssertionError("Torch not compiled with CUDA enabled")), "device"),
     (lambda: torch.ones(2, device="meta") + torch.ones(2, device="cpu").expand(3, 2), "device"),
     (lambda: torch.ones(2, 3) + torch.ones(4), "shape"),
@@ -846,7 +846,7 @@ def test_a_device_mismatch_is_a_device_problem():
 
 def test_checks_own_errors_and_unexplained_ones_pass_through_untouched():
     from autograder.checks import explained_errors
-    with pytest.raises(GradingError, match="^x: wrong value"), explained_errors():
+    with pytest.raises(GradingError, match=r"^x: wrong value"), explained_errors():
         check_value(1, 2, name="x")
     with pytest.raises(NotImplementedError), explained_errors():
         raise NotImplementedError()

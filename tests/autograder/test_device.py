@@ -95,7 +95,8 @@ PICKERS = {
     "is_available": lambda: torch.device("cuda" if torch.cuda.is_available() else
                                          "mps" if torch.backends.mps.is_available() else "cpu"),
     "device counts": lambda: torch.device("cuda" if torch.cuda.device_count() > 0 else
-                                          "mps" if torch.backends.mps.is_built() and torch.backends.mps.is_available() else "cpu"),
+                                          "mps" if torch.backends.mps.is_built() and torch.backends.mps.is_available()
+                                          else "cpu"),
     "cuda index": lambda: torch.device("cuda", torch.cuda.current_device()).type if torch.cuda.device_count()
     else ("mps" if torch.mps.device_count() else "cpu"),
     "torch.accelerator": lambda: (torch.accelerator.current_accelerator() if torch.accelerator.device_count()
@@ -106,8 +107,8 @@ PICKERS = {
 
 
 @pytest.mark.parametrize("picker", PICKERS, ids=list(PICKERS))
-@pytest.mark.parametrize("present, expected", [(dict(cuda=True), "cuda"), (dict(mps=True), "mps"),
-                                               (dict(cuda=True, mps=True), "cuda"), ({}, "cpu")])
+@pytest.mark.parametrize(("present", "expected"), [({"cuda": True}, "cuda"), ({"mps": True}, "mps"),
+                                                   ({"cuda": True, "mps": True}, "cuda"), ({}, "cpu")])
 def test_every_public_question_a_picker_asks_sees_the_pretended_machine(picker, present, expected):
     from autograder import pretend_accelerators
     with pretend_accelerators(**present):

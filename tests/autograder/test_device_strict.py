@@ -87,7 +87,7 @@ ONE_DEVICE = {
 
 
 @pytest.mark.parametrize("op", MIXES, ids=list(MIXES))
-@pytest.mark.parametrize("a, b", [("cpu", "meta"), ("meta", "cpu")])
+@pytest.mark.parametrize(("a", "b"), [("cpu", "meta"), ("meta", "cpu")])
 def test_mixed_devices_raise(op, a, b):
     with strict_devices(), pytest.raises(DeviceMismatchError, match=CPU_AND_META):
         MIXES[op](a, b)
@@ -295,7 +295,7 @@ def test_mode_restores_after_an_exception():
     with pytest.raises(DeviceMismatchError), strict_devices():
         torch.mm(cpu, meta)
     assert _get_current_dispatch_mode() is None
-    with pytest.raises(ValueError), strict_devices():
+    with pytest.raises(ValueError, match="not a device problem"), strict_devices():
         raise ValueError("not a device problem")
     assert _get_current_dispatch_mode() is None
     torch.mm(cpu, meta)

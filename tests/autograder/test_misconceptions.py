@@ -92,7 +92,7 @@ def test_unknown_key_is_not_a_grading_error():
 
 # The message uses the explanation as written (no upper-casing of code such as t.size), so each
 # explanation itself opens with a capitalised word, never with code.
-@pytest.mark.parametrize("key, code", [
+@pytest.mark.parametrize(("key", "code"), [
     ("size-not-called", "t.size is a method"),
     ("len-as-numel", "len(t) is the size"),
 ])
