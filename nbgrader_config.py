@@ -37,7 +37,9 @@ c.CsvExportPlugin.to = os.path.join(runtime, "grades.csv")
 c.ExportApp.plugin_class = "classgrader.commands.export.CsvExport"
 c.CsvExport.to = c.CsvExportPlugin.to
 
-# A test cell that runs longer than this is stopped and scores zero.
+# A test cell that runs longer than this is stopped and scores zero. The one place this number is
+# written: Validate (autograder/validate.py: cell_timeout) and each of the class grader's limits
+# (classgrader/time_limits.py: a named multiple of it) follow it.
 c.Execute.timeout = 120
 
 # stderr never costs points: grading kernels (autograde and the Validate button alike)
@@ -64,7 +66,7 @@ if _grader is not None:
     c.HTMLExporter.template_name = "course_feedback"
     c.HTMLExporter.extra_template_basedirs = [
         os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
-        os.path.join(list(_grader.submodule_search_locations)[0], "templates")]
+        os.path.join(next(iter(_grader.submodule_search_locations)), "templates")]
 
 # Autograding runs every notebook through the course's own execute step (warm, sandboxed,
 # per-cell recovery, verdicts re-checked outside the kernel, see classgrader/judging/isolated_execute.py)

@@ -104,7 +104,16 @@ def kernel_settings(course_root: Path = COURSE_ROOT) -> tuple[list[str], float]:
     the same lines the autograder and stock Validate read."""
     from traitlets.config.loader import PyFileConfigLoader
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
-    return list(config.Execute.get("extra_arguments", [])), float(config.Execute.get("timeout", 120))
+    return list(config.Execute.get("extra_arguments", [])), float(cell_timeout(config))
+
+
+def cell_timeout(config):
+    """The per-cell timeout nbgrader runs a notebook with under `config`: the course's
+    c.Execute.timeout (nbgrader_config.py, its one source), else nbgrader's own default."""
+    if "timeout" in config.Execute:
+        return config.Execute.timeout
+    from nbgrader.preprocessors import Execute  # only for a course that sets none
+    return Execute.timeout.default_value
 
 
 def course_config(course_root: Path = COURSE_ROOT):
@@ -144,7 +153,7 @@ class Kernel:
         """Each source's execute_reply content, in order: all are sent at once and every one
         runs whatever the others did (stop_on_error off, like nbgrader's allow_errors)."""
         if cwd:
-            sources = [f"import os; os.chdir({cwd!r}); del os"] + sources
+            sources = [f"import os; os.chdir({cwd!r}); del os", *sources]
         ids = [self.client.execute(src, store_history=True, stop_on_error=False) for src in sources]
         replies, wanted = {}, set(ids)
         while wanted - replies.keys():  # other replies (kernel_info's) may come first
@@ -183,7 +192,7 @@ def lines_from(nb: dict, replies: dict) -> list[Line]:
     lines = []
     for name, answers, test, heading in _test_cells(nb):
         kind = "question" if is_question(nb["cells"][test]) else "exercise"
-        errors = [replies[i] for i in answers + [test] if replies[i]["status"] == "error"]
+        errors = [replies[i] for i in [*answers, test] if replies[i]["status"] == "error"]
         if any(e["ename"] == "NotImplementedError" for e in errors):
             lines.append(Line(name, "unanswered", kind=kind, heading=heading))
         elif replies[test]["status"] != "error":

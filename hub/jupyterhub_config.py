@@ -44,8 +44,10 @@ c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = "/lab"
-c.Spawner.start_timeout = 120  # a 2-core machine starting a class's servers at once
-c.Spawner.http_timeout = 120
+# Seconds a user's server may take to start and to answer: a 2-core machine starts a class's servers
+# at once. (A number of the hub's own, unrelated to the course's cell timeout.)
+SERVER_START_SECONDS = 120
+c.Spawner.start_timeout = c.Spawner.http_timeout = SERVER_START_SECONDS
 
 
 def by_role(spawner):

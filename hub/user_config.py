@@ -19,8 +19,9 @@ def user_config(exchange: str, course_root: str | None = None, checkout: Path = 
              "c = get_config()  # noqa: F821",
              f"c.CourseDirectory.course_id = {course.CourseDirectory.course_id!r}",
              f"c.Exchange.root = {exchange!r}",
-             f"c.Execute.extra_arguments = {list(course.Execute.get('extra_arguments', []))!r}",
-             f"c.Execute.timeout = {course.Execute.get('timeout', 120)!r}"]
+             f"c.Execute.extra_arguments = {list(course.Execute.get('extra_arguments', []))!r}"]
+    if "timeout" in course.Execute:  # else nbgrader's own default, for the user as for the autograder
+        lines.append(f"c.Execute.timeout = {course.Execute.timeout!r}")
     if course_root:
         lines.append(f"c.CourseDirectory.root = {course_root!r}  # the Formgrader's course")
     return "\n".join(lines) + "\n"

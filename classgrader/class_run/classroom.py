@@ -23,8 +23,9 @@ import signal
 import sys
 import time
 
+from classgrader import time_limits
 from classgrader.class_run import staging
-from classgrader.commands.course import GRADER_PACKAGES, load_course
+from classgrader.commands.course import grader_digest, load_course
 from classgrader.kernels.kernel_zygote import Zygote
 
 # Everything the workers import, loaded here once before they are forked. This module itself
@@ -41,21 +42,20 @@ def default_workers() -> int:
     return (os.cpu_count() or 1) + 1
 
 
-PREPARING = 5  # the grader's own run of the solution may hold a worker this many student allowances
 # One grading worker: nbgrader, torch and one student's test data (c.ClassRun.worker_memory_bytes).
 WORKER_MEMORY = 6 * 2**30
 
 
 def student_seconds(config) -> float:
     """How long one student's grading may hold a worker before the watchdog ends it
-    (c.ClassRun.student_seconds): by default twice what the worker itself allows a notebook
-    (IsolatedExecute.student_budget, by default 20 cell timeouts), so that the worker's own
-    bound, which grades what it can, acts first."""
+    (c.ClassRun.student_seconds): by default time_limits.watchdog of what the worker itself allows a
+    notebook (IsolatedExecute.student_budget, by default time_limits.STUDENT_TIMEOUTS cell timeouts),
+    so that the worker's own bound, which grades what it can, acts first."""
     if config.ClassRun.get("student_seconds"):
         return float(config.ClassRun.student_seconds)
-    timeout = config.Execute.get("timeout", 120) or 120
-    budget = config.IsolatedExecute.get("student_budget", 0) or 20 * timeout
-    return 2 * budget + 60
+    from autograder.validate import cell_timeout  # after the grading stack: it imports torch
+    budget = time_limits.student_budget(cell_timeout(config), config.IsolatedExecute.get("student_budget", 0))
+    return time_limits.watchdog(budget)
 
 
 def _how_it_ended(status: int) -> str:
@@ -96,16 +96,15 @@ def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]
 
 
 def grader_version(course, assignment: str) -> str:
-    """Changes when what grading depends on changes: the source notebooks and the grader."""
-    digest = hashlib.sha256()
+    """Changes when what grading depends on changes: the source notebooks, the grader and the
+    course's configuration."""
+    digest = hashlib.sha256(grader_digest())
     source = course.format_path(course.source_directory, ".", assignment)
-    paths = sorted(os.path.join(source, f) for f in os.listdir(source))
-    for package in GRADER_PACKAGES:
-        paths += sorted(os.path.join(folder, f) for folder, _, files in os.walk(package)
-                        for f in files if f.endswith((".py", ".j2", ".json")))
-    for path in paths + [os.path.join(course.root, "nbgrader_config.py")]:
+    for path in [*sorted(os.path.join(source, f) for f in os.listdir(source)),
+                 os.path.join(course.root, "nbgrader_config.py")]:
         if os.path.isfile(path):
-            digest.update(open(path, "rb").read())
+            with open(path, "rb") as handle:
+                digest.update(handle.read())
     return digest.hexdigest()
 
 
@@ -115,6 +114,11 @@ def folder_digest(folder: str, version: str) -> str:
         if why or os.path.isfile(path):
             digest.update(relative.encode() + b"\0" + (why.encode() if why else staging.read_bytes(path)))
     return digest.hexdigest()
+
+
+def read_json(path: str):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -132,7 +136,6 @@ class ClassRun:
         self.work = os.path.join(root, "runtime", "grading", assignment)
         self.release = self.course.format_path(self.course.release_directory, ".", assignment)
         self.expected = sorted(f for f in os.listdir(self.release) if f.endswith(".ipynb"))
-        self.student_seconds = student_seconds(self.course.config)
         self.worker_memory = int(self.course.config.ClassRun.get("worker_memory_bytes", 0) or WORKER_MEMORY)
 
     def _in_gradebook(self) -> bool:
@@ -167,7 +170,7 @@ class ClassRun:
             whole = staging.refusal(os.path.dirname(folder), student) or staging.refusal(folder, self.assignment)
             key = hashlib.sha256((version + whole).encode()).hexdigest() if whole else folder_digest(folder, version)
             done = self.done_path(student)
-            if not self.force and os.path.exists(done) and json.load(open(done))["key"] == key:
+            if not self.force and os.path.exists(done) and read_json(done)["key"] == key:
                 continue
             broken, flags = (dict.fromkeys(self.expected, whole), [whole]) if whole else triage(folder, self.expected)
             pending[student] = {"key": key, "flags": flags, "folder": None if whole else folder, "broken": broken}
@@ -294,7 +297,7 @@ class ClassRun:
                         continue
                     if "preparing" in event:  # the grader's own run of the solution: a longer clock
                         student = grading.get(read, (None,))[0]
-                        grading[read] = (student, time.monotonic() + PREPARING * self.student_seconds)
+                        grading[read] = (student, time.monotonic() + time_limits.PREPARING * self.student_seconds)
                         continue
                     grading.pop(read, None)
                     self._finished(event["student"], left.pop(event["student"], None), event)
@@ -354,6 +357,7 @@ class ClassRun:
                 raise ZygoteGone(self.zygote.failed())
             for name in GRADING_STACK:
                 __import__(name)
+            self.student_seconds = student_seconds(self.course.config)  # reads it as the stack just loaded does
             failed = self.grade(pending)
             self._bar()
             self.out.write("\n")
@@ -372,10 +376,9 @@ def write_flags_csv(root: str, course) -> str:
     for assignment in sorted(os.listdir(grading)) if os.path.isdir(grading) else []:
         done = os.path.join(grading, assignment, "done")
         for name in sorted(os.listdir(done)) if os.path.isdir(done) else []:
-            record = json.load(open(os.path.join(done, name)))
-            for flag in record["flags"]:
-                rows.append([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"],
-                             record.get("device") or ""])
+            record = read_json(os.path.join(done, name))
+            rows.extend([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"],
+                         record.get("device") or ""] for flag in record["flags"])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w", newline="") as handle:
         writer = csv.writer(handle)

@@ -40,6 +40,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Float
 
+from classgrader import time_limits
 from classgrader.class_run import staging
 from classgrader.in_kernel import protocol
 from classgrader.judging import answer_channel, judge, reference_run, verify
@@ -92,12 +93,6 @@ def copy_regular_files(source: str, target: str) -> None:
 
 
 RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
-# A test judged in the grader, or a shadow, asks the kernel many questions and does the test's
-# own work here: each answer may take one cell timeout (a call of the student's code, as a cell
-# may), the whole test this many before it counts as a hang. The grader's own run of the
-# solution scales its cell timeout further (reference_run.REFERENCE_TIMEOUTS): what it
-# establishes must not depend on how busy the machine is.
-GRADER_TIMEOUTS = 10
 # Kernels a student's answers may lose while the grader asks them (a function that hangs past
 # an interrupt, or kills its kernel): each costs a fresh kernel and a re-run of every kept cell,
 # so after this many the rest of the notebook is left ungraded (flagged) instead.
@@ -142,7 +137,8 @@ class IsolatedExecute(Execute):
     limits = Dict({}, help="sandbox.Limits fields, e.g. {'memory_bytes': 4 * 2**30}").tag(config=True)
 
     student_budget = Float(0, help="Seconds one student's notebook may take in all before its remaining "
-                                   "cells are left ungraded and flagged (0: 20 cell timeouts)").tag(config=True)
+                                   "cells are left ungraded and flagged (0: time_limits.STUDENT_TIMEOUTS cell "
+                                   "timeouts)").tag(config=True)
 
     def preprocess(self, nb, resources, km=None):
         """Grade a student's notebook against the grader's own run of its source (the reference)."""
@@ -231,7 +227,7 @@ class IsolatedExecute(Execute):
             root = CourseDirectory(config=self.config).root
             key = reference_store.digest(plan.data, os.path.join(root, "nbgrader_config.py"), {
                 "timeout": self.timeout, "sandbox": self.use_sandbox, "limits": dict(self.limits),
-                "reference_timeouts": reference_run.REFERENCE_TIMEOUTS})
+                "reference_timeouts": time_limits.REFERENCE_TIMEOUTS})
             store = reference_store.Store(os.path.join(root, "runtime", "grading", "references"), key)
             progress.preparing(f"the grader's own run of {os.path.basename(plan.path)}")
             try:
@@ -394,7 +390,7 @@ class IsolatedExecute(Execute):
         """Whether this notebook has had all the grading it gets (flagged once, with why): its
         kernels were lost too often while the grader asked them, or it took too long in all."""
         if self.given_up is None:
-            budget = self.student_budget or 20 * (self.timeout or 120)
+            budget = time_limits.student_budget(self.timeout, self.student_budget)
             if time.monotonic() - self.started > budget:
                 self._give_up(f"grading this notebook took longer than its {budget:.0f} s in all")
         return self.given_up is not None
@@ -462,7 +458,7 @@ class IsolatedExecute(Execute):
         return True
 
     def _grader_seconds(self) -> float:
-        return (self.timeout or 120) * GRADER_TIMEOUTS
+        return time_limits.grader_test(self.timeout)
 
     def _get_timeout(self, cell):
         if cell is ANSWERING:  # the kernel's end of a test judged here: as long as the test may take
@@ -476,7 +472,8 @@ class IsolatedExecute(Execute):
         intact and only this test is lost (the KernelLost says so: kernel_alive)."""
         seconds = self._grader_seconds()
         self._channel = channel = answer_channel.AnswerChannel(
-            self.records_fd, os.path.join(self.cwd, RECORDS), seconds, seed, per_answer=self.timeout or 120)
+            self.records_fd, os.path.join(self.cwd, RECORDS), seconds, seed,
+            per_answer=time_limits.seconds(self.timeout))
         serving = asyncio.ensure_future(self._serve(channel))
         testing = asyncio.ensure_future(asyncio.to_thread(work, code))
         try:
@@ -511,7 +508,7 @@ class IsolatedExecute(Execute):
             return False
         channel.close()  # the kernel's loop, once back, reads the end of the conversation
         try:
-            await asyncio.wait_for(asyncio.shield(serving), self.timeout or 120)
+            await asyncio.wait_for(asyncio.shield(serving), time_limits.seconds(self.timeout))
             return True
         except (TimeoutError, protocol.KernelLost):
             return False

@@ -9,15 +9,14 @@ and audits a student's gets, and establishes
 - test by test, what it could not establish, and why. A student's test the reference could not
   establish is flagged for review and scores 0 (IsolatedExecute._judge): never a pass.
 
-It never races the machine: a cell, or a question to its kernel, may take REFERENCE_TIMEOUTS
-times what a student's may; and it never gives up on the notebook (a lost kernel is replaced,
-and what it was doing is a test it could not establish)."""
+It never races the machine: a cell, or a question to its kernel, may take
+time_limits.REFERENCE_TIMEOUTS times what a student's may; and it never gives up on the notebook (a lost
+kernel is replaced, and what it was doing is a test it could not establish)."""
 import os
 from typing import NamedTuple
 
+from classgrader import time_limits
 from classgrader.judging import judge
-
-REFERENCE_TIMEOUTS = 6
 
 
 class Reference(NamedTuple):
@@ -46,7 +45,7 @@ class ReferenceRun:
         return Reference(set(self.outside), self.records, self.shadows, self.incomplete)
 
     def _cell_timeout(self):
-        return (self.timeout or 120) * REFERENCE_TIMEOUTS
+        return time_limits.reference_cell(self.timeout)
 
     def _needs_judge(self) -> bool:
         return True  # every test that looks only at values is tried outside, every other shadowed

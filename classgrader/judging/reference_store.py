@@ -10,30 +10,16 @@ kernel can reach), named by a digest of everything it depends on, and read back 
 test is not kept: the next worker tries again, rather than fail every student on one bad run."""
 import contextlib
 import fcntl
-import functools
 import hashlib
 import io
 import os
 import sys
 
+from classgrader.commands.course import grader_digest
 from classgrader.judging.reference_run import Reference
 
 FORMAT = b"reference 1"
 OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-@functools.cache
-def _grader_digest() -> bytes:
-    """The grader's code, the check library and the helpers, as the class run's grader_version reads them."""
-    from classgrader.commands.course import GRADER_PACKAGES
-    digest = hashlib.sha256()
-    for package in GRADER_PACKAGES:
-        for folder, dirs, files in sorted(os.walk(package)):
-            dirs.sort()
-            for name in sorted(f for f in files if f.endswith((".py", ".j2", ".json"))):
-                with open(os.path.join(folder, name), "rb") as handle:
-                    digest.update(name.encode() + b"\0" + handle.read())
-    return digest.digest()
 
 
 def digest(source: bytes, config_file: str, settings: dict) -> str:
@@ -43,7 +29,7 @@ def digest(source: bytes, config_file: str, settings: dict) -> str:
     import torch
 
     from classgrader.kernels import accelerator
-    parts = [FORMAT, source, _grader_digest(), sys.version.encode(), torch.__version__.encode(),
+    parts = [FORMAT, source, grader_digest(), sys.version.encode(), torch.__version__.encode(),
              repr(accelerator.machine()).encode(), repr(sorted(settings.items())).encode()]
     if os.path.isfile(config_file):
         with open(config_file, "rb") as handle:

@@ -158,11 +158,11 @@ def test_command_line_exit_status_and_text(tmp_path, covered):
                                           "all 4 questions answered, checked at grading."),
                               (untouched, 1, "0 of 5 exercises pass their visible checks; "
                                              "0 of 4 questions answered, checked at grading.")]:
-        done = subprocess.run([sys.executable, "-P", str(ROOT / "autograder" / "validate.py"), str(path)], capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run([sys.executable, "-P", str(ROOT / "autograder" / "validate.py"), str(path)],
+                              capture_output=True, text=True, timeout=300)
         assert (done.returncode, done.stdout.splitlines()[0], done.stderr) == (code, first, "")
-    covered("./course validate (python -P autograder/validate.py): exit 0 and the checklist on a solved notebook, exit 1 untouched, "
-            "nothing on stderr (no kernel warnings)")
+    covered("./course validate (python -P autograder/validate.py): exit 0 and the checklist on a solved notebook, "
+            "exit 1 untouched, nothing on stderr (no kernel warnings)")
 
 
 @pytest.fixture(scope="module")
@@ -189,4 +189,18 @@ def test_kernel_is_configured_as_the_autograders(kernel):
 def test_json_of_the_reply_is_plain_data(checklist_of):
     lines = checklist_of("solution", {})[1]
     assert json.loads(json.dumps([vars(line) for line in lines]))[0] == {
-        "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": "", "kind": "exercise", "heading": "Q1 · Describe a tensor"}
+        "exercise": "Q1 · Describe a tensor", "status": "passed", "reason": "", "kind": "exercise",
+        "heading": "Q1 · Describe a tensor"}
+
+
+def test_the_cell_timeout_is_the_courses_else_nbgraders_own():
+    """Validate's kernels stop a cell when the autograder's would: at the course's c.Execute.timeout,
+    or, for a course that sets none, at nbgrader's own default (never a number of Validate's own)."""
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+
+    from autograder.validate import cell_timeout
+    config = Config()
+    assert cell_timeout(config) == Execute.timeout.default_value
+    config.Execute.timeout = 7
+    assert cell_timeout(config) == 7

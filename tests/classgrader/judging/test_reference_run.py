@@ -5,11 +5,13 @@ test_isolated_execute.py."""
 import asyncio
 
 import nbformat
+import pytest
 from nbformat.notebooknode import NotebookNode
 from traitlets.config import Config
 
+from classgrader import time_limits
 from classgrader.in_kernel import protocol
-from classgrader.judging import isolated_execute, judge, reference_run
+from classgrader.judging import isolated_execute, judge
 
 SOURCE = [
     ("setup", {"locked": True}, "import torch"),
@@ -72,9 +74,10 @@ def test_the_kernels_records_and_the_shadows_checks_are_kept_and_a_failing_solut
 def test_its_cells_may_take_longer_than_a_students():
     run, student = own_run(), isolated_execute.IsolatedExecute(config=Config())
     run.timeout = student.timeout = 30
-    assert student._cell_timeout() == 30 and run._cell_timeout() == 30 * reference_run.REFERENCE_TIMEOUTS
-    run.timeout = None
-    assert run._cell_timeout() == 120 * reference_run.REFERENCE_TIMEOUTS
+    assert student._cell_timeout() == 30 and run._cell_timeout() == 30 * time_limits.REFERENCE_TIMEOUTS
+    run.timeout = None  # nbclient's no limit: the grader refuses it rather than wait forever
+    with pytest.raises(ValueError, match=r"needs a cell timeout in seconds \(c.Execute.timeout"):
+        run._cell_timeout()
 
 
 class Replaced:
