@@ -24,10 +24,12 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |        notebook is the only thing that crosses between them)   |
       |  autograde pass: isolated_execute.IsolatedExecute ------------+
       |     - the grader's own run of the source notebook (once per course, source and grader,
-      |       kept for every worker: reference_store.py) in a
-      |       kernel no student code ever touched: which tests it can judge itself (they pass
-      |       for the solution when judged outside, judge.py) -> those, and the reference
-      |       records of the tests that stay in the kernel
+      |       kept for every worker: reference_store.py) in a kernel no student code ever
+      |       touched: which tests the solution passes judged outside (judge.py), the records
+      |       of the tests that stay in the kernel, the checks their shadows pass
+      |     - each test's route, decided in one place (routing.py) from that run and the source
+      |       cell's metadata (course.route, an author's override): outside, or in the kernel
+      |       with its records re-checked, shadowed where the solution's shadow checks anything
       |     - the student's notebook, cell by cell, in a fresh sandboxed fork (sandbox.py:
       |       allow-list filesystem, its own PID and network namespaces, a size-limited work
       |       area, a uid of its own); after every cell the kernel's integrity audit
@@ -65,9 +67,9 @@ class run, its grade workers, triage, the reading of the student's code, flags, 
 progress); judging/ (in each worker: the execute step, the grader's own run of the solution
 (reference_run.py), the judge, the re-checks); kernels/ (the zygote, relays, kept kernels,
 sandbox, cgroups, accelerators); in_kernel/ (what a student's kernel imports, and all of
-classgrader it can see: the audit, the answer server, the protocol both ends speak, the one
-walker over nested data, the kernel halves of identity, autograd and graph replay, the bounds on
-what crosses).
+classgrader it can see: the audit, the answer server, protocol.py with every wire's messages,
+which both ends import, the one walker over nested data, the kernel halves of identity and
+autograd, the bounds on what crosses).
 
 Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
 """

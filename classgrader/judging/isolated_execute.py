@@ -10,15 +10,16 @@
 - Every cell ends with `integrity.audit()` in the kernel (an IPython post_run_cell hook); if it
   finds the grader's tools replaced, or never reports (the hook was removed), the culprit
   cell is dropped and the notebook is flagged for review with the reason.
-- A test cell is judged outside the student's process where it can be (judge.py): it runs here,
-  in the grader, and the student's kernel only answers with data what its names hold and what
-  its functions return for the test's inputs; expected values never enter it. The grader's own
-  run of the solution (reference_run.py) decides which tests can (they pass there, and look only
-  at values).
-- A test cell that must run in the kernel (identities, storage, the autograd graph) and passed
-  there only counts if the records its checks wrote hold up when re-checked here, outside the
-  kernel (verify.py); where they part from the same cell's records in the grader's own run of
-  the solution (other checks, other expected values), it is flagged for review.
+- Each test cell's route is routing.route's, from the source's test cell and what the grader's
+  own run of the solution (reference_run.py) saw of it. A test judged outside the student's
+  process (judge.py) runs here, in the grader, and the student's kernel only answers with data
+  what its names hold and what its functions return for the test's inputs; expected values
+  never enter it.
+- A test cell run in the kernel (identities, storage, the autograd graph) that passed there only
+  counts if the records its checks wrote hold up when re-checked here, outside the kernel
+  (verify.py), and, where it is shadowed, if its value checks run here pass as the solution's
+  do; where its records part from the same cell's in the grader's own run of the solution
+  (other checks, other expected values), it is flagged for review.
 
 Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or None, reason).
 """
@@ -43,7 +44,8 @@ from traitlets import Bool, Dict, Float
 from classgrader import time_limits
 from classgrader.class_run import staging
 from classgrader.in_kernel import protocol
-from classgrader.judging import answer_channel, judge, reference_run, verify
+from classgrader.judging import answer_channel, judge, reference_run, routing, verify
+from classgrader.judging.routing import Route
 from classgrader.kernels import kernel_memory, sandbox
 from classgrader.kernels.kernel_zygote import ZYGOTE_ENV
 from classgrader.kernels.warm_kernel import WarmKernelManager
@@ -109,10 +111,11 @@ ANSWERING = NotebookNode(cell_type="code", source="(the grader's questions)", me
 
 class SourcePlan:
     """What the grader takes from the source notebook itself, never from a submission: its
-    setup and helper cells, the names its answer cells define, and each test's full code."""
+    setup and helper cells, the names its answer cells define, and each test's full code and
+    cell (whose metadata may set its route: routing.requested, checked here, before any kernel)."""
 
     def __init__(self, nb):
-        self.setup, self.answers, self.tests = [], set(), {}
+        self.setup, self.answers, self.tests, self.cells = [], set(), {}, {}
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or not meta:
@@ -120,7 +123,9 @@ class SourcePlan:
             if meta.get("solution"):
                 self.answers |= judge.defined_names(_without_markers(cell.source))
             elif meta.get("grade"):
+                routing.requested(cell)
                 self.tests[meta.get("grade_id")] = cell.source
+                self.cells[meta.get("grade_id")] = cell
             elif meta.get("locked"):
                 self.setup.append(cell.source)
         # A name the course's own cells define is never the student's to answer with.
@@ -143,7 +148,12 @@ class IsolatedExecute(Execute):
     def preprocess(self, nb, resources, km=None):
         """Grade a student's notebook against the grader's own run of its source (the reference)."""
         plan = self._plan(resources)
-        self.reference = self._reference(plan)
+        return self.grade(nb, resources, plan, self._reference(plan), km)
+
+    def grade(self, nb, resources, plan, reference, km=None):
+        """Grade a student's notebook against `reference`, the grader's own run of `plan`'s source."""
+        self.reference = reference
+        self.observed = {} if plan is None else {grade_id: reference.observed(grade_id) for grade_id in plan.tests}
         self._execute(nb, resources, km, plan)
         self._note_device(resources)
         resources["course_flags"] = self.flags
@@ -156,7 +166,7 @@ class IsolatedExecute(Execute):
         self.timeout = self._cell_timeout()
         self.plan, self.started, self.lost_kernels, self.given_up = plan, time.monotonic(), 0, None
         self.judge = None
-        if plan is not None and self._needs_judge():
+        if plan is not None and any(self._route(grade_id) is not Route.KERNEL for grade_id in plan.tests):
             self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread, self._kernel_meter)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
         self.reset_execution_trackers()
@@ -180,8 +190,12 @@ class IsolatedExecute(Execute):
     def _cell_timeout(self):
         return self.timeout
 
-    def _needs_judge(self) -> bool:
-        return bool(self.reference.outside or self.reference.shadows)
+    def _route(self, grade_id) -> Route:
+        """Where a test cell is judged (routing.route); a grade cell the source does not have runs
+        in the kernel, as nbgrader runs it."""
+        if self.plan is None or grade_id not in self.plan.tests:
+            return Route.KERNEL
+        return routing.route(self.plan.cells[grade_id], frozenset(self.plan.answers), self.observed.get(grade_id))
 
     def _note_device(self, resources) -> None:
         """Where this student's tests ran, as the grader expects it from what the sandbox gave
@@ -411,7 +425,7 @@ class IsolatedExecute(Execute):
                 if is_test:
                     cell.outputs.append(_error_output("NotGraded", f"{self.given_up}: this test was not run"))
                 continue
-            if is_test and self._judged_here(grade_id) and await self._judge_outside(cell, grade_id, kept):
+            if is_test and self._route(grade_id) is Route.OUTSIDE and await self._judge_outside(cell, grade_id, kept):
                 continue
             if is_test:
                 await self._seed_before_test(grade_id)
@@ -438,24 +452,25 @@ class IsolatedExecute(Execute):
                 kept.append(index)
 
     # -- tests judged outside the kernel (judge.py) -----------------------------------------
-    def _judged_here(self, grade_id) -> bool:
-        return self.judge is not None and grade_id in self.plan.tests and grade_id in self.reference.outside
-
     async def _judge_outside(self, cell, grade_id, kept) -> bool:
         """Run the source's test here (judge.py), in a thread, while the student's kernel
-        answers its questions (answer_channel.py); whether the cell is done with (_take_outside)."""
+        answers its questions (answer_channel.py); whether the cell is done with: its outputs
+        are the cell's, whatever they say, unless what the try showed sends the test into the
+        kernel after all (routing.route: the grader's own run, when the solution fails it here)."""
         lost = None
         try:
             outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
         except protocol.KernelLost as error:
             lost, outputs = error, [_error_output(*error.args)]
             await self._lost(lost, kept)
-        return self._take_outside(cell, grade_id, outputs, lost)
-
-    def _take_outside(self, cell, grade_id, outputs, lost) -> bool:
-        """The outputs of a test judged outside are the cell's, whatever they say."""
+        self._take_outside(grade_id, outputs, lost)
+        if self._route(grade_id) is not Route.OUTSIDE:
+            return False
         cell.outputs = outputs
         return True
+
+    def _take_outside(self, grade_id, outputs, lost) -> None:
+        """A student's test judged outside: what it showed is its verdict, and changes no route."""
 
     def _grader_seconds(self) -> float:
         return time_limits.grader_test(self.timeout)
@@ -532,9 +547,7 @@ class IsolatedExecute(Execute):
         disagreement: the kernel's observation alone earns nothing (0, flagged). A test that
         failed in the kernel scores 0 already and is not shadowed (the next test is seeded anew,
         so later cells meet the same kernel either way)."""
-        if self.judge is None or grade_id not in self.plan.tests or any(o.output_type == "error" for o in cell.outputs):
-            return
-        if not self._shadowed(grade_id):
+        if self._route(grade_id) is not Route.SHADOWED or any(o.output_type == "error" for o in cell.outputs):
             return
         lost = None
         try:
@@ -544,9 +557,6 @@ class IsolatedExecute(Execute):
             lost, passed, failed = error, [], [f"{error.args[0]}: {error.args[1]}"]
             await self._lost(lost, kept)
         self._take_shadow(cell, grade_id, passed, failed, lost)
-
-    def _shadowed(self, grade_id) -> bool:
-        return grade_id in self.reference.shadows
 
     def _take_shadow(self, cell, grade_id, passed, failed, lost) -> None:
         """The student's shadow against the solution's: a check the solution's passes and this

@@ -2,9 +2,9 @@
 against (isolated_execute.py). The solution runs in a clean kernel, with the sandbox, restarts
 and audits a student's gets, and establishes
 
-- which tests the grader judges itself: those that look only at values (judge.observes_process)
-  and pass for the solution when judged outside the kernel;
-- the records the other tests' checks write in the kernel (verify.py compares a student's);
+- what decides each test's route (routing.py): whether the solution passes it judged outside
+  the kernel, and how many of its checks the solution's shadow passes;
+- the records the tests run in the kernel write there (verify.py compares a student's);
 - each such test's shadow: the value checks of it the grader can make itself (judge.Judge.shadow);
 - test by test, what it could not establish, and why. A student's test the reference could not
   establish is flagged for review and scores 0 (IsolatedExecute._judge): never a pass.
@@ -16,26 +16,35 @@ import os
 from typing import NamedTuple
 
 from classgrader import time_limits
-from classgrader.judging import judge
+from classgrader.judging import routing
+from classgrader.judging.routing import Observed
 
 
 class Reference(NamedTuple):
     """What a student's run takes from the reference."""
-    outside: set  # grade ids of the tests judged outside the student's process
+    outside: set  # grade ids of the tests the solution passes judged outside the student's process
     records: dict  # grade id -> what its checks recorded in the kernel, for the tests run there
     shadows: dict  # grade id -> (the checks its shadow passes, the failures it reported)
     incomplete: dict  # grade id -> why the reference could not establish it
 
+    def observed(self, grade_id) -> Observed:
+        """What the grader's own run saw of a test (routing.Observed); a test it never ran, as
+        one that passed nowhere and whose shadow checked nothing (it then earns nothing)."""
+        passed, _ = self.shadows.get(grade_id, ((), ()))
+        return Observed(passed_outside=grade_id in self.outside, shadow_checks=len(passed))
+
 
 class ReferenceRun:
     """The reference's part of a notebook run. It runs on IsolatedExecute's kernels, sandbox
-    and judge (isolated_execute.OwnRun mixes it in before them), and takes the decisions a
-    student's run takes otherwise: each method here stands for IsolatedExecute's own."""
+    and judge (isolated_execute.OwnRun mixes it in before them); where a student's run is judged
+    against the reference, this one records what it saw (each method here stands for
+    IsolatedExecute's own). Which route each test takes is routing.route's, in both runs."""
 
     def establish(self, plan) -> Reference:
         """Run the source notebook `plan` (isolated_execute.SourcePlan) was read from."""
         import nbformat
         self.outside, self.records, self.shadows, self.incomplete = set(), {}, {}, {}
+        self.observed = {}  # filled as it goes: each test's route is decided on what it saw so far
         nb = nbformat.reads(plan.data.decode("utf-8"), as_version=4)
         self._execute(nb, {"metadata": {"path": os.path.dirname(plan.path)}}, None, plan)
         if self.flags:
@@ -47,25 +56,21 @@ class ReferenceRun:
     def _cell_timeout(self):
         return time_limits.reference_cell(self.timeout)
 
-    def _needs_judge(self) -> bool:
-        return True  # every test that looks only at values is tried outside, every other shadowed
-
-    def _judged_here(self, grade_id) -> bool:
-        if self.judge is None or grade_id not in self.plan.tests:
-            return False
-        return judge.observes_process(self.plan.tests[grade_id], frozenset(self.plan.answers)) is None
-
-    def _take_outside(self, cell, grade_id, outputs, lost) -> bool:
-        """A test that fails for the solution outside the kernel runs in it, as it will for
-        students. (A failed try may have changed the kernel's random state: each test run in a
-        kernel is seeded first.)"""
+    def _take_outside(self, grade_id, outputs, lost) -> None:
+        """Whether the solution passes the test judged outside the kernel (routing.route then
+        says where it goes on: a test it fails runs in the kernel, as it will for students,
+        unless its cell asks for outside). A failed try may have changed the kernel's random
+        state: each test run in a kernel is seeded first."""
         if lost is not None:
             self.incomplete[grade_id] = f"the solution's test in the grader ended with {lost.args[0]}: {lost.args[1]}"
-        if any(o.output_type == "error" for o in outputs):
-            return False
-        cell.outputs = outputs
-        self.outside.add(grade_id)
-        return True
+        passed = not any(o.output_type == "error" for o in outputs)
+        self.observed[grade_id] = Observed(passed_outside=passed)
+        if passed:
+            self.outside.add(grade_id)
+        elif self._route(grade_id) is routing.Route.OUTSIDE:
+            error = next(o for o in outputs if o.output_type == "error")
+            self.incomplete.setdefault(grade_id, f"the solution fails it judged outside, where its cell's metadata "
+                                                 f"sends it ({error.ename}: {error.evalue[:200]})")
 
     def _judge(self, cell, grade_id, entries) -> None:
         if any(o.output_type == "error" for o in cell.outputs):
@@ -75,12 +80,10 @@ class ReferenceRun:
             return
         self.records[grade_id] = entries
 
-    def _shadowed(self, grade_id) -> bool:
-        return True
-
     def _take_shadow(self, cell, grade_id, passed, failed, lost) -> None:
         if lost is not None:
             self.incomplete[grade_id] = f"the solution's shadow ended with {lost.args[0]}: {lost.args[1]}"
+        self.observed[grade_id] = self.observed.get(grade_id, Observed())._replace(shadow_checks=len(passed))
         if passed:
             self.shadows[grade_id] = (passed, failed)
 

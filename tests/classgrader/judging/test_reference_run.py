@@ -11,7 +11,8 @@ from traitlets.config import Config
 
 from classgrader import time_limits
 from classgrader.in_kernel import protocol
-from classgrader.judging import isolated_execute, judge
+from classgrader.judging import isolated_execute, judge, reference_run
+from classgrader.judging.routing import Observed, Route
 
 SOURCE = [
     ("setup", {"locked": True}, "import torch"),
@@ -28,7 +29,7 @@ def own_run() -> isolated_execute.OwnRun:
     plan = isolated_execute.SourcePlan(nbformat.v4.new_notebook(cells=cells))
     run = isolated_execute.OwnRun(config=Config())
     run.plan, run.flags, run.lost_kernels, run.given_up = plan, [], 0, None
-    run.outside, run.records, run.shadows, run.incomplete = set(), {}, {}, {}
+    run.outside, run.records, run.shadows, run.incomplete, run.observed = set(), {}, {}, {}, {}
     run.judge = judge.Judge(plan.setup, plan.answers, ask=None)
     return run
 
@@ -39,22 +40,33 @@ def error(ename="AssertionError", evalue="no"):
 
 def test_only_a_test_that_looks_at_values_alone_is_tried_outside_the_kernel():
     run = own_run()
-    assert run._judged_here("values") and not run._judged_here("storage")  # it looks at .data_ptr
-    assert not run._judged_here("not a test of the source")
+    assert run._route("values") is Route.OUTSIDE and run._route("storage") is Route.SHADOWED  # .data_ptr
+    assert run._route("not a test of the source") is Route.KERNEL
 
 
 def test_a_test_the_solution_passes_outside_is_judged_there_and_one_it_fails_runs_in_the_kernel():
-    run, passed, failed = own_run(), NotebookNode(outputs=[]), NotebookNode(outputs=[])
-    shown = [NotebookNode(output_type="stream", name="stdout", text="ok")]
-    assert run._take_outside(passed, "values", shown, None) is True and passed.outputs == shown
-    assert run._take_outside(failed, "storage", [error()], None) is False and failed.outputs == []
-    assert run.outside == {"values"} and run.incomplete == {}
+    run = own_run()
+    run._take_outside("values", [NotebookNode(output_type="stream", name="stdout", text="ok")], None)
+    assert run._route("values") is Route.OUTSIDE and run.outside == {"values"}
+    run = own_run()
+    run._take_outside("values", [error()], None)
+    assert run._route("values") is Route.SHADOWED and run.outside == set() and run.incomplete == {}
+    run._take_shadow(NotebookNode(outputs=[]), "values", [], ["AssertionError: no"], None)
+    assert run._route("values") is Route.KERNEL, "a shadow that checks nothing is not run for students"
+
+
+def test_a_students_run_takes_each_tests_route_from_what_the_reference_saw():
+    reference = reference_run.Reference(outside={"values"}, records={"storage": []},
+                                        shadows={"storage": ([("value", "x")], [])}, incomplete={})
+    assert reference.observed("values") == Observed(passed_outside=True, shadow_checks=0)
+    assert reference.observed("storage") == Observed(passed_outside=False, shadow_checks=1)
+    assert reference.observed("never run") == Observed(passed_outside=False, shadow_checks=0)
 
 
 def test_what_a_lost_kernel_cost_is_a_test_the_reference_could_not_establish():
     run = own_run()
     lost = protocol.KernelLost("TimeoutError", "slow")
-    run._take_outside(NotebookNode(outputs=[]), "values", [error(*lost.args)], lost)
+    run._take_outside("values", [error(*lost.args)], lost)
     run._take_shadow(NotebookNode(outputs=[]), "storage", [], ["TimeoutError: slow"], lost)
     assert run.incomplete == {"values": "the solution's test in the grader ended with TimeoutError: slow",
                               "storage": "the solution's shadow ended with TimeoutError: slow"}
