@@ -27,7 +27,7 @@ from classgrader.kernels.kernel_zygote import ZYGOTE_ENV, die_with_parent
 PR_SET_NAME = 15
 NAME = b"grade_worker"  # what ps, top and /proc/PID/comm show for a forked worker
 
-_held = {"depth": 0, "file": None}
+_held = {"depth": 0, "fd": None}  # the lock file stays open from the first open to the last close
 
 
 def _lock_gradebook(db_url: str) -> None:
@@ -36,18 +36,18 @@ def _lock_gradebook(db_url: str) -> None:
 
     def init(self, *args, **kwargs):
         if _held["depth"] == 0:
-            _held["file"] = open(path, "a")
-            fcntl.flock(_held["file"], fcntl.LOCK_EX)
+            _held["fd"] = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+            fcntl.flock(_held["fd"], fcntl.LOCK_EX)
         _held["depth"] += 1
         original_init(self, *args, **kwargs)
 
     def close(self):
         original_close(self)
         _held["depth"] = max(0, _held["depth"] - 1)
-        if _held["depth"] == 0 and _held["file"]:
-            fcntl.flock(_held["file"], fcntl.LOCK_UN)
-            _held["file"].close()
-            _held["file"] = None
+        if _held["depth"] == 0 and _held["fd"] is not None:
+            fcntl.flock(_held["fd"], fcntl.LOCK_UN)
+            os.close(_held["fd"])
+            _held["fd"] = None
     api.Gradebook.__init__, api.Gradebook.close = init, close
 
 

@@ -15,6 +15,7 @@ the way is followed.
             "ename", "message": the error the student saw (None when none),
             "misconception": key or None, "flag": the review reason or None}
 """
+import contextlib
 import json
 import os
 import re
@@ -138,10 +139,8 @@ def safe_name(name: str) -> bool:
 
 def _open_dir(parent_fd: int, name: str) -> int:
     """The folder `name` in `parent_fd`, made if missing; never through a link."""
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(name, 0o755, dir_fd=parent_fd)
-    except FileExistsError:
-        pass
     return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
 
 

@@ -116,7 +116,8 @@ def find(dev: str = "/dev", libraries: list[str] | None = None) -> Accelerator:
     if not any(os.path.basename(path).startswith("libcuda.so") for path in libraries):
         version = ""
         if os.path.exists("/proc/driver/nvidia/version"):
-            version = " (driver: " + open("/proc/driver/nvidia/version").readline().strip() + ")"
+            with open("/proc/driver/nvidia/version") as driver:
+                version = " (driver: " + driver.readline().strip() + ")"
         raise AcceleratorError(f"found {', '.join(devices)} but no libcuda.so{version} in the linker's "
                                "cache (ldconfig -p), LD_LIBRARY_PATH or this process's libraries")
     return Accelerator(tuple(devices), tuple(libraries))

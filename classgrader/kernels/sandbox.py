@@ -138,9 +138,9 @@ def unmount(fd: int) -> None:
 
 def remove_workarea(path: str) -> None:
     """Unmount a work area (everything in it goes) and remove its mount point."""
-    if _libc is not None and _libc.umount2(os.fsencode(path), MNT_DETACH) != 0:
-        if ctypes.get_errno() not in (22, 2):  # EINVAL: not mounted; ENOENT: gone
-            raise OSError(ctypes.get_errno(), f"umount {path}: {os.strerror(ctypes.get_errno())}")
+    if (_libc is not None and _libc.umount2(os.fsencode(path), MNT_DETACH) != 0
+            and ctypes.get_errno() not in (22, 2)):  # EINVAL: not mounted; ENOENT: gone
+        raise OSError(ctypes.get_errno(), f"umount {path}: {os.strerror(ctypes.get_errno())}")
     with contextlib.suppress(FileNotFoundError):
         os.rmdir(path)
 
@@ -227,7 +227,7 @@ def enter(jail: Jail) -> None:
                 os.symlink(target, NEW_ROOT + path)
         for path, fd in library_fds.items():
             _bind_at(fd, NEW_ROOT + path)
-    for path in sorted(exposed, key=lambda p: p.count("/")) + [workdir]:
+    for path in [*sorted(exposed, key=lambda p: p.count("/")), workdir]:
         with _step(f"expose {path}"):
             _bind_at(fds.pop(path), NEW_ROOT + path)
     with _step("make it the root"):

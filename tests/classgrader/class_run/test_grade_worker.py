@@ -1,4 +1,5 @@
 """grade_worker: workers' gradebook connections never overlap (one SQLite file, many writers)."""
+import itertools
 import subprocess
 import sys
 
@@ -27,7 +28,7 @@ def test_gradebook_connections_take_turns(tmp_path):
             for n in range(3)]
     spans = sorted(tuple(map(float, run.communicate(timeout=60)[0].split())) for run in runs)
     assert all(run.returncode == 0 for run in runs)
-    for (_, first_closed), (second_opened, _) in zip(spans, spans[1:]):
+    for (_, first_closed), (second_opened, _) in itertools.pairwise(spans):
         assert second_opened >= first_closed, f"two gradebook connections overlapped: {spans}"
     from nbgrader.api import Gradebook
     with Gradebook(url) as gradebook:

@@ -361,7 +361,8 @@ def test_the_work_area_is_a_disk_quota(tmp_path, make_jail, covered):
     jail = make_jail(tmp_path, limits=Limits(disk_bytes=size))
     _, report = run_sandboxed(jail, lambda: fill("."))
     assert report["outcome"] == "ENOSPC" and size - chunk <= report["written"] <= size, report
-    covered(f"a kernel's files stop at its {size // 2**20} MiB work area (ENOSPC); a plain folder took {4 * size // 2**20} MiB")
+    covered(f"a kernel's files stop at its {size // 2**20} MiB work area (ENOSPC); "
+            f"a plain folder took {4 * size // 2**20} MiB")
 
 
 DAEMON = """
@@ -491,7 +492,8 @@ def test_the_accelerators_devices_and_driver_and_nothing_else_of_dev(tmp_path, m
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "driver-link"))
     devices, libraries = accelerator.device_nodes(str(dev)), accelerator.driver_libraries()
     assert devices == [str(dev / "nvidia0"), str(dev / "nvidiactl")]
-    assert {str(tmp_path / "driver-link"), str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1")} <= set(libraries)
+    assert {str(tmp_path / "driver-link"), str(driver / "libcuda.so.1"),
+            str(driver / "libcuda.so.999.1")} <= set(libraries)
     assert not any("libcudart" in path for path in libraries)
     with open(dev / "nvidia0", "rb") as node:
         assert node.read(4) == bytes(4)  # the stand-in works outside
@@ -509,7 +511,8 @@ def test_the_accelerators_devices_and_driver_and_nothing_else_of_dev(tmp_path, m
     assert report["library write"] == "EROFS" and not report["toolkit seen"], report
     assert report["address space"] == resource.RLIM_INFINITY, report  # CUDA's reservations fit
     covered("a kernel bounded by a memory cgroup sees the stand-in GPU's nodes (working) and its driver's "
-            "libcuda link chain (through a linked folder) read-only, nothing else of /dev but null/zero/full/random/urandom/shm, "
+            "libcuda link chain (through a linked folder) read-only, "
+            "nothing else of /dev but null/zero/full/random/urandom/shm, "
             "and has no address-space limit")
 
 
@@ -521,7 +524,8 @@ def test_without_a_memory_bound_the_accelerator_is_not_given(tmp_path, make_jail
     jail = make_jail(tmp_path)
     jail = Jail(**{**jail.__dict__, "devices": tuple(accelerator.device_nodes(str(dev))),
                    "libraries": (str(driver / "libcuda.so.1"), str(driver / "libcuda.so.999.1"))})
-    _, report = run_sandboxed(jail, lambda: {"dev": sorted(os.listdir("/dev")), "library": (driver / "libcuda.so.1").exists(),
+    _, report = run_sandboxed(jail, lambda: {"dev": sorted(os.listdir("/dev")),
+                                             "library": (driver / "libcuda.so.1").exists(),
                                              "address space": resource.getrlimit(resource.RLIMIT_AS)[0]})
     assert report == {"dev": sorted([*sandbox.DEVICES, "shm"]), "library": False,
                       "address space": Limits().memory_bytes}, report
