@@ -91,50 +91,60 @@ def numpy_scalar(name: str, plain):
     return kind(plain)
 
 
-def materialize(data, handles=None):
-    """The value portable() recorded, rebuilt as a real one: the inverse of portable(). Tensors
-    come back on their device (meta as meta) with their requires_grad and leaf flags (a non-leaf
-    hangs from a graph of one step: what it was computed from stays where it was computed).
-    `handles(record)` rebuilds what portable()'s `objects` wrote (a record with "handle")."""
-    if "tensor" in data:
-        device = torch.device(data["device"])
-        dtype = dtype_named(data["dtype"])
-        if device.type == "meta":
-            value = torch.empty([int(n) for n in data["shape"]], dtype=dtype, device=device)
-        elif type(data["tensor"]) is torch.Tensor:  # its own values, never a size it merely claims
-            value = data["tensor"].to(device=device, dtype=dtype).clone()
-        else:
-            raise ValueError("a tensor record without values off the meta device")
-        if data.get("parameter"):
-            return torch.nn.Parameter(value, requires_grad=data["requires_grad"])
-        if data["requires_grad"]:
-            value.requires_grad_(True)
-            if not data["is_leaf"]:
-                value = value.clone()  # one step (not `* 1`: on meta, a scalar op loads torch._dynamo, ~1 s)
-        return value
-    if ("handle" in data or "given" in data or "given_path" in data) and handles is not None:
-        return handles(data)  # an object the other side keeps, or one this side sent (classgrader)
-    if "object" in data:
-        return _opaque(data)
-    if "numpy" in data:
-        return numpy_scalar(data["numpy"], data["plain"])
-    if "plain" in data:
-        return data["plain"]
-    if "bytes" in data:
-        return bytes_of(data["bytes"])
-    if "tuple" in data:
-        return tuple(materialize(v, handles) for v in data["tuple"])
-    if "list" in data:
-        return [materialize(v, handles) for v in data["list"]]
-    if "size" in data:
-        return torch.Size(data["size"])
-    if "dict" in data:
-        return {materialize(k, handles): materialize(v, handles) for k, v in data["dict"]}
-    if "dtype" in data:
-        return dtype_named(data["dtype"])
-    if "device" in data:
-        return torch.device(data["device"])
-    raise ValueError(f"not a portable() record: {sorted(data)}")
+def tensor_of(data: dict) -> torch.Tensor:
+    """The tensor a portable() record holds, on its device (meta as meta), with its requires_grad
+    and leaf flags (a non-leaf hangs from a graph of one step: what it was computed from stays
+    where it was computed)."""
+    device = torch.device(data["device"])
+    dtype = dtype_named(data["dtype"])
+    if device.type == "meta":
+        value = torch.empty([int(n) for n in data["shape"]], dtype=dtype, device=device)
+    elif type(data["tensor"]) is torch.Tensor:  # its own values, never a size it merely claims
+        value = data["tensor"].to(device=device, dtype=dtype).clone()
+    else:
+        raise ValueError("a tensor record without values off the meta device")
+    if data.get("parameter"):
+        return torch.nn.Parameter(value, requires_grad=data["requires_grad"])
+    if data["requires_grad"]:
+        value.requires_grad_(True)
+        if not data["is_leaf"]:
+            value = value.clone()  # one step (not `* 1`: on meta, a scalar op loads torch._dynamo, ~1 s)
+    return value
+
+
+def materialize(data, handles=None, tensor=tensor_of, opaque=_opaque):
+    """The value portable() recorded, rebuilt as a real one: the inverse of portable().
+    `handles(record)` rebuilds what portable()'s `objects` wrote (a record with "handle");
+    `tensor(record)` a tensor (tensor_of), `opaque(record)` any other object that is not data
+    (by default an Opaque of its type name). ValueError for what portable() never writes."""
+
+    def rebuilt(data):
+        if "tensor" in data:
+            return tensor(data)
+        if ("handle" in data or "given" in data or "given_path" in data) and handles is not None:
+            return handles(data)  # an object the other side keeps, or one this side sent (classgrader)
+        if "object" in data:
+            return opaque(data)
+        if "numpy" in data:
+            return numpy_scalar(data["numpy"], data["plain"])
+        if "plain" in data:
+            return data["plain"]
+        if "bytes" in data:
+            return bytes_of(data["bytes"])
+        if "tuple" in data:
+            return tuple(rebuilt(v) for v in data["tuple"])
+        if "list" in data:
+            return [rebuilt(v) for v in data["list"]]
+        if "size" in data:
+            return torch.Size(data["size"])
+        if "dict" in data:
+            return {rebuilt(k): rebuilt(v) for k, v in data["dict"]}
+        if "dtype" in data:
+            return dtype_named(data["dtype"])
+        if "device" in data:
+            return torch.device(data["device"])
+        raise ValueError(f"not a portable() record: {sorted(data)}")
+    return rebuilt(data)
 
 
 _pending = []

@@ -6,25 +6,15 @@ it; a kernel that rewrites this module only changes its own answers.
 
     serve(globals(), path)   # started by the grader once per test (answer_channel.py)
 
-Each request and reply is a frame on the grader's socket (protocol.py: the framing, the
-encoding, the ops and their fields): portable() data, a token pairing them.
-
-Ops: "names" {"names": [...]} -> {name: ("callable",) | ("value", value) | ("missing",)}
-     "call" {"name" | "handle", "args", "kwargs", "grad", "inference", "rng"}
-           -> ("returned", result, args after, kwargs after, call number | None)
-            | ("raised", exception type name, message)
-     "getattr" {"handle", "attr"}, "iterate", "len", "vars", "state" {"handle"},
-     "getitem" {"handle", "key"}   -> ("returned", value) | ("raised", ...)
-     "put" {"path", "data", "folder"} -> ("returned", None): a file or folder of the test's, here too
-     "fetch" {"path"}              -> ("returned", what a call left there): see _file
-     "backward" {"call", "grads"}  -> ("returned", gradients of the call's inputs): a call whose
-                                      result requires grad is numbered (autograd_bridge.py)
+Each request and answer is a frame on the grader's socket, of a kind protocol.py names
+(Names, Call, GetAttr, GetItem, Look, Put, Fetch, Backward; Found, Returned, Called, Raised):
+portable() data, a token pairing them. A request that is not one of them is answered Raised.
 
 A call's inputs may come pickled ({"pickled": torch.save bytes of (args, kwargs)}) when the test
 built them itself (a model, an optimizer over its parameters, a loader, a lambda) or some are
 views of others or hang from its graphs: the grader wrote them, so loading them here is safe,
 and one pickle keeps what they share (the optimizer's parameters are the model's, a view's
-storage its base's; graphs are computed again here, graph_replay.py). The function gets copies;
+storage its base's; graphs are computed again here: replay). The function gets copies;
 "state" hands back what it did to a module or an optimizer (values, gradients, requires_grad,
 training modes; the optimizer's state), as data. A call runs in the caller's autograd mode and
 random state (as_called), and what it returns that it was given goes back as a reference to the
@@ -41,14 +31,13 @@ import torch
 
 from autograder import trace
 from classgrader.in_kernel import autograd_bridge, identity, protocol
-from classgrader.in_kernel.protocol import dumps, loads, raised, read_frame, returned, send_frame
+from classgrader.in_kernel.protocol import Answer, Request, dumps, loads, raised, read_frame, returned, send_frame
 
 
-def _describe(namespace: dict, name: str):
-    if name not in namespace:
-        return ("missing",)
-    value = namespace[name]
-    return ("callable",) if callable(value) else ("value", value)
+def _found(namespace: dict, names: list[str]) -> protocol.Found:
+    defined = [name for name in names if name in namespace]
+    return {"kind": "found", "callables": [name for name in defined if callable(namespace[name])],
+            "values": {name: namespace[name] for name in defined if not callable(namespace[name])}}
 
 
 MAX_ITEMS = 100_000  # what one "iterate" lists: a generator without end is not data
@@ -125,16 +114,25 @@ def function_from_code(code: bytes, name: str, used: dict, defaults, kwdefaults,
     return function
 
 
-def _call(namespace: dict, request: dict, handles: Handles):
+def replay(func, args, kwargs):
+    """A tensor the test computed with autograd, computed again here from the same inputs (a
+    torch.Tensor method when named by a string), recording its graph (judging/graph_replay.py)."""
+    if isinstance(func, str):
+        func = getattr(torch.Tensor, func)
+    with torch.enable_grad():
+        return func(*args, **kwargs)
+
+
+def _call(namespace: dict, request: protocol.Call, handles: Handles) -> protocol.Called:
     if "handle" in request:
-        function = handles.find(request)
+        function = handles.find({"handle": request["handle"]})
     else:
         function = namespace.get(request["name"])
         if function is None:
             raise NameError(f"name '{request['name']}' is not defined")
     identity.MET.clear()
     if "pickled" in request:  # written by the grader: see the module's docstring
-        args, kwargs = torch.load(io.BytesIO(trace.bytes_of(request["pickled"])), weights_only=False)
+        args, kwargs = torch.load(io.BytesIO(request["pickled"]), weights_only=False)
     else:
         args = trace.materialize(request["args"], handles.find)
         kwargs = trace.materialize(request["kwargs"], handles.find)
@@ -143,21 +141,20 @@ def _call(namespace: dict, request: dict, handles: Handles):
     with as_called(request):
         result = function(*args, **kwargs)
     call = handles.calls.keep(inputs, result)
-    return returned(identity.as_given(result, given), args, kwargs, call)
+    return {"kind": "called", "result": identity.as_given(result, given), "args": args, "kwargs": kwargs,
+            "call": call}
 
 
 @contextlib.contextmanager
-def as_called(request: dict):
+def as_called(request: protocol.Call):
     """The caller's autograd mode and random state (remote.caller_state) for one call; this
     process's own random state is back afterwards."""
     import base64
     saved = torch.get_rng_state()
     try:
-        if isinstance(request.get("rng"), str):
-            state = bytearray(base64.b64decode(request["rng"], validate=True))
-            torch.set_rng_state(torch.frombuffer(state, dtype=torch.uint8))
-        with torch.inference_mode(bool(request.get("inference", False))), \
-                torch.set_grad_enabled(bool(request.get("grad", True))):
+        state = bytearray(base64.b64decode(request["rng"], validate=True))
+        torch.set_rng_state(torch.frombuffer(state, dtype=torch.uint8))
+        with torch.inference_mode(request["inference"]), torch.set_grad_enabled(request["grad"]):
             yield
     finally:
         torch.set_rng_state(saved)
@@ -166,18 +163,18 @@ def as_called(request: dict):
 MAX_FILES = 100  # what one "fetch" of a folder sends back
 
 
-def _file(request: dict):
+def _file(request: protocol.Put | protocol.Fetch) -> protocol.Returned:
     """The test's files, which its calls read or write (a checkpoint), mirrored in this sandbox's
-    own file system. "put" {"path", "data", "folder"}: the file where the grader has it (data
-    None: only its folder), or the folder itself. "fetch" {"path"}: what is there now, as bytes
-    for a file, or [name, bytes] pairs for the regular files of a folder; None when nothing is."""
+    own file system. Put: the file where the grader has it (data None: only its folder), or the
+    folder itself. Fetch: what is there now, as bytes for a file, or [name, bytes] pairs for the
+    regular files of a folder; None when nothing is."""
     import os
-    path = str(request["path"])
+    path = request["path"]
     if request["op"] == "put":
-        os.makedirs(path if request.get("folder") else os.path.dirname(path), exist_ok=True)
-        if request.get("data") is not None:
+        os.makedirs(path if request["folder"] else os.path.dirname(path), exist_ok=True)
+        if request["data"] is not None:
             with open(path, "wb") as handle:
-                handle.write(bytes(request["data"]))
+                handle.write(request["data"])
         return returned(None)
     if os.path.isdir(path):
         files = sorted(name for name in os.listdir(path) if os.path.isfile(os.path.join(path, name)))[:MAX_FILES]
@@ -193,16 +190,21 @@ def _read(path: str) -> bytes | None:
         return handle.read()
 
 
-def _about(request: dict, handles: Handles):
+def _about(request: Request, handles: Handles) -> protocol.Returned:
     """An op on a handle: what the grader's stand-in asks of the object it stands for."""
-    if request["op"] in ("put", "fetch"):
+    if request["op"] == "put" or request["op"] == "fetch":
         return _file(request)
     if request["op"] == "backward":
         grads = trace.materialize(request["grads"], handles.find)
         return returned(handles.calls.backward(request["call"], grads if isinstance(grads, list) else []))
-    target, op = handles.find(request), request["op"]
-    if op == "getattr":
-        return returned(getattr(target, str(request["attr"])))
+    if request["op"] == "names" or request["op"] == "call":
+        raise ValueError(f"not an op on a handle: {request['op']}")
+    target = handles.find({"handle": request["handle"]})
+    if request["op"] == "getattr":
+        return returned(getattr(target, request["attr"]))
+    if request["op"] == "getitem":
+        return returned(target[trace.materialize(request["key"], handles.find)])
+    op = request["op"]
     if op == "iterate":
         items = []
         for item in target:
@@ -214,21 +216,19 @@ def _about(request: dict, handles: Handles):
         return returned(len(target))
     if op == "vars":
         return returned(dict(vars(target)))
-    if op == "getitem":
-        return returned(target[trace.materialize(request["key"], handles.find)])
-    if op == "state":
-        return returned(state_of(target))
-    raise ValueError(f"no such op: {op!r}")
+    return returned(state_of(target))
 
 
-def answer(namespace: dict, request: dict, handles: Handles | None = None):
-    """The reply to one request, as a value portable() can write."""
+def answer(namespace: dict, data: object, handles: Handles | None = None) -> Answer:
+    """The answer to one request (`data`, refused unless it is one of protocol's Request kinds),
+    as a value portable() can write."""
     handles = handles if handles is not None else Handles()
     global _namespace
     _namespace = namespace
-    if request["op"] == "names":
-        return {name: _describe(namespace, name) for name in request["names"]}
     try:
+        request = protocol.request(data)
+        if request["op"] == "names":
+            return _found(namespace, request["names"])
         if request["op"] == "call":
             return _call(namespace, request, handles)
         return _about(request, handles)
@@ -236,20 +236,21 @@ def answer(namespace: dict, request: dict, handles: Handles | None = None):
         return raised(error)
 
 
-def encode(value, handles: Handles | None = None) -> bytes:
-    """A value as the bytes of a frame: its portable() data (dumps)."""
-    return dumps(trace.portable(value, handles.record if handles is not None else None))
-
-
-def respond(namespace: dict, request: bytes, handles: Handles | None = None) -> bytes:
-    """The encoded reply, (token, answer), to one encoded request."""
+def respond(namespace: dict, payload: bytes, handles: Handles | None = None) -> bytes:
+    """The encoded protocol.Answered to one encoded protocol.Asked (Raised, under the token it
+    carries, if any, when it is not one)."""
     handles = handles if handles is not None else Handles()
-    data = loads(request)
-    reply = answer(namespace, data, handles)
+    data = loads(payload)
+    token = data.get("token") if type(data) is dict and type(data.get("token")) is str else ""
     try:
-        return encode((data["token"], reply), handles)
+        reply = answer(namespace, protocol.asked(data)["request"], handles)
+    except protocol.Malformed as error:
+        reply = raised(error)
+    try:
+        return dumps({"token": token, "answer": trace.portable(reply, handles.record)})
     except RecursionError:  # a result nested too deeply to be data
-        return encode((data["token"], ("raised", "ValueError", "the result is nested too deeply to read")))
+        return dumps({"token": token, "answer": trace.portable(
+            raised(ValueError("the result is nested too deeply to read")))})
 
 
 def serve(namespace: dict, path: str) -> None:

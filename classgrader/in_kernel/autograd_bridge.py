@@ -7,8 +7,8 @@ run here can take a gradient through the student's function, or train a model th
 their kernel, and compare the values itself.
 
 Both sides find the tensors of a call in the same order (tensors_in), so the n-th input that
-requires grad here is the n-th there. The kernel's side (prepare, Calls) runs in the grading
-kernel; attach runs in the grader."""
+requires grad here is the n-th there. This is the kernel's side (prepare, Calls); the grader's
+(attach) is judging/autograd_bridge.py."""
 import torch
 
 from classgrader.in_kernel import walk
@@ -24,13 +24,12 @@ def tensors_in(value):
     return (node for node in walk.values(value) if type(node) in TENSORS)
 
 
-def _from_graph(tensor) -> bool:
+def from_graph(tensor) -> bool:
     """Whether a tensor was computed by autograd's graph: a leaf (a parameter, a fresh tensor
     that requires grad) has no graph behind it, and crosses as a leaf."""
     return tensor.requires_grad and not tensor.is_leaf
 
 
-# -- the kernel's side -------------------------------------------------------------------------
 def prepare(inputs) -> list:
     """The inputs of a call that require grad, set to keep their gradient (retain_grad on the
     ones that are not leaves), before the call."""
@@ -51,7 +50,7 @@ class Calls:
     def keep(self, inputs: list, result) -> int | None:
         """The number of this call's record, or None when nothing it returns requires grad."""
         outputs = list(tensors_in(result))
-        if not any(_from_graph(t) for t in outputs) or len(self.records) >= MAX_CALLS:
+        if not any(from_graph(t) for t in outputs) or len(self.records) >= MAX_CALLS:
             return None
         self.records.append((inputs, outputs))
         return len(self.records) - 1
@@ -64,7 +63,7 @@ class Calls:
             raise ValueError(f"no such call: {number!r}")
         inputs, outputs = self.records[number]
         pairs = [(out, grad) for out, grad in zip(outputs, grads)
-                 if _from_graph(out) and isinstance(grad, torch.Tensor)]
+                 if from_graph(out) and isinstance(grad, torch.Tensor)]
         before = [t.grad for t in inputs]
         for tensor in inputs:
             tensor.grad = None
@@ -75,47 +74,3 @@ class Calls:
             tensor.grad = grad
         return given
 
-
-# -- the grader's side -------------------------------------------------------------------------
-class _InKernel(torch.autograd.Function):
-    """One node standing for a call in the kernel: its outputs, and a backward done there."""
-
-    @staticmethod
-    def forward(ctx, link, anchor, *leaves):
-        ctx.link = link
-        outputs = tuple(t.detach() for t in link["outputs"])
-        ctx.mark_non_differentiable(*[out for out, kept in zip(outputs, link["outputs"]) if not _from_graph(kept)])
-        return outputs
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, *grads):
-        link = ctx.link
-        wanted = [grad if _from_graph(out) else None for out, grad in zip(link["outputs"], grads)]
-        given = link["backward"](wanted)
-        given = list(given) if isinstance(given, (list, tuple)) and len(given) == len(link["leaves"]) else []
-        return (None, None, *[grad.to(leaf) if isinstance(grad, torch.Tensor) else None
-                              for grad, leaf in zip(given or [None] * len(link["leaves"]), link["leaves"])])
-
-
-def attach(result, leaves: list, backward, keep=()):
-    """`result` (the kernel's answer, as data) with its tensors hanging from one node whose
-    backward is `backward(grads of the outputs) -> grads of leaves` (a request to the kernel).
-    `leaves` are the call's inputs here that require grad, in tensors_in order; a tensor of
-    `keep` (one the test sent, returned as itself) stays itself."""
-    outputs = list(tensors_in(result))
-    link = {"outputs": outputs, "leaves": leaves, "backward": backward}
-    anchor = torch.zeros((), requires_grad=True)  # so that a graph the kernel alone holds still gets one
-    attached = iter(zip(outputs, _InKernel.apply(link, anchor, *leaves)))
-    return _replaced(result, attached, {id(t) for t in keep})
-
-
-def _replaced(value, attached, keep):
-    """`value` with each tensor the kernel computed by its graph (in tensors_in order) replaced
-    by its node's output; leaves, tensors without grad and those of `keep` stay as they came."""
-    def hanging(node):
-        if type(node) not in TENSORS:
-            return walk.INTO
-        came, output = next(attached)
-        return output if _from_graph(came) and id(came) not in keep else came
-    return walk.rebuilt(value, hanging)

@@ -5,8 +5,8 @@ number (tagged; a graph's leaves included, see graph_replay.py); any other objec
 place in the call's arguments (nested lists, tuples and dicts). A function that returns the
 leaves it was given, or hands back a value untouched, returns the test's own.
 
-The kernel's side (MET, tagged, given_objects, as_given) runs in the grading kernel; resolve runs
-in the grader, and refuses a number or a place it never sent."""
+This is the kernel's side (MET, tagged, given_objects, as_given); the grader's, which finds the
+object a Given stands for, is judging/identity.py."""
 from classgrader.in_kernel import walk
 
 MET = {}  # the kernel's side: number -> the tensor this call's pickle rebuilt under it
@@ -51,20 +51,3 @@ def as_given(value, found: dict):
         return found[id(node)][0] if id(node) in found and found[id(node)][1] is node else walk.INTO
     return walk.rebuilt(value, given)
 
-
-def resolve(record: dict, sent: list, args, kwargs):
-    """The grader's side: the object a reply's Given stands for; ValueError if there is none."""
-    if "given" in record:
-        number = record["given"]
-        if type(number) is not int or not 0 <= number < len(sent):
-            raise ValueError(f"no tensor was sent as {number!r}")
-        return sent[number]
-    node = (args, kwargs)
-    try:
-        for key in record["given_path"]:
-            if type(node) not in (list, tuple, dict):
-                raise TypeError
-            node = node[key]
-    except (TypeError, KeyError, IndexError):
-        raise ValueError("no object was sent at that place") from None
-    return node

@@ -5,26 +5,30 @@ asks the student's kernel its questions, one test at a time, in the protocol bot
 For each test the grader listens on a Unix socket it makes in the kernel's records area (root's
 own folder: the kernel can reach the socket but not replace it, and root only listens, never
 connects or follows a path there), starts answer_server.serve in the kernel with one cell
-execution, and talks with it over the connection: a request and a reply are one frame each (a
-length, then JSON or torch.save bytes: protocol.dumps), about 0.3 ms a question against
-12 ms as a cell (benchmarks/answer_channel.py). Replies are read as data only
-(protocol.loads), their size first, then bounded (bounds.py) before anything walks them.
+execution, and talks with it over the connection: a request (protocol.Asked) and its answer
+(protocol.Answered) are one frame each (a length, then JSON or torch.save bytes:
+protocol.dumps), about 0.3 ms a question against 12 ms as a cell
+(benchmarks/answer_channel.py). Answers are read as data only (protocol.loads), their size
+first, then bounded (bounds.py) before anything walks them, and taken only in the shape
+protocol.Answered gives them, under the question's own token.
 
 The test runs in a thread of its own (judge.Judge.run), so this end blocks: a kernel that stops
 answering in time ends in protocol.KernelLost; one that closes the connection gives no answer (and
 the grader then asks whether the kernel is still alive)."""
+import contextlib
 import os
 import secrets
 import socket
 import time
+from typing import Any
 
 from classgrader.in_kernel import protocol
-from classgrader.in_kernel.protocol import KernelLost, dumps, loads, read_frame, send_frame
+from classgrader.in_kernel.protocol import KernelLost, Request, dumps, loads, read_frame, send_frame
 
-NO_ANSWER = {"plain": None}
+NO_ANSWER: dict[str, Any] = {"plain": None}  # portable() data of None: no answer of any kind
 
 
-def timed_out(seconds, what: str = "this test") -> KernelLost:
+def timed_out(seconds: float, what: str = "this test") -> KernelLost:
     return KernelLost("TimeoutError", f"{what} ran longer than {seconds:g} s and was stopped")
 
 
@@ -53,14 +57,16 @@ class AnswerChannel:
         os.chmod(name, 0o666, dir_fd=folder_fd)  # the kernel's own uid must be able to connect
         self.listener.listen(1)
         self.code = serve_code(os.path.join(kernel_path, name), seed)
-        self.name, self.folder_fd, self.connection, self.ended = name, folder_fd, None, False
+        self.name, self.folder_fd, self.ended = name, folder_fd, False
+        self.connection: socket.socket | None = None
 
-    def ask(self, request: dict):
-        """The reply to one request, as portable() data (NO_ANSWER when none came)."""
+    def ask(self, request: Request) -> dict[str, Any]:
+        """The answer to one request, as portable() data (NO_ANSWER when none came); ValueError
+        (protocol.Malformed) for a request that is not one of protocol's kinds."""
         if self.ended or self.listener is None:
             return NO_ANSWER
         token = secrets.token_hex(8)
-        payload = dumps(protocol.request(token=token, **request))
+        payload = dumps({"token": token, "request": protocol.request(request)})
         try:
             connection = self._connected()
             left = self._left()
@@ -77,10 +83,10 @@ class AnswerChannel:
             self.ended = True  # the kernel closed it (its loop ended, or the kernel died)
             return NO_ANSWER
         try:
-            pair = loads(reply)["tuple"]
-            return pair[1] if pair[0] == {"plain": token} else NO_ANSWER
+            answered = protocol.conforming(protocol.Answered, loads(reply))
         except Exception:  # whatever the kernel sent, it is not an answer: nothing more is read
             return NO_ANSWER
+        return answered["answer"] if answered["token"] == token else NO_ANSWER
 
     def interrupt(self) -> None:
         """Wake the test's thread wherever it waits on the kernel (used when the kernel's end
@@ -104,13 +110,13 @@ class AnswerChannel:
             if end is not None:
                 end.close()
         self.connection, self.listener, self.ended = None, None, True
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(self.name, dir_fd=self.folder_fd)
-        except OSError:
-            pass
 
     def _connected(self) -> socket.socket:
         if self.connection is None:
+            if self.listener is None:
+                raise OSError("the channel is closed")
             self.listener.settimeout(self._left())
             self.connection, _ = self.listener.accept()
         return self.connection

@@ -24,10 +24,9 @@ import zlib
 from nbformat.notebooknode import NotebookNode
 
 from autograder import memory_probe, trace
-from classgrader.in_kernel import graph_replay
 from classgrader.in_kernel.protocol import KernelLost
-from classgrader.judging import mirror, remote
-from classgrader.judging.remote import JUDGE_MODULE, Remote, RemoteObject, stand_in
+from classgrader.judging import graph_replay, mirror, remote
+from classgrader.judging.remote import JUDGE_MODULE, RemoteObject, stand_in
 
 # What only exists inside one process: object identity, storage shared between tensors, the
 # autograd graph and its gradients, memory layout. Data sent across cannot carry them, so a
@@ -171,13 +170,10 @@ class Judge:
         wanted = sorted((used_names(code) | self.helpers_use) & self.answers)
         if not wanted:
             return
-        found = trace.materialize(self.ask({"op": "names", "names": wanted}), self.handle)
+        found = remote.defined(wanted, self.ask, self.handle)
         for name in wanted:
-            kind = found.get(name, ("missing",)) if isinstance(found, dict) else ("missing",)
-            if kind[0] == "callable":
-                namespace[name] = Remote(name, self.ask, self.handle)
-            elif kind[0] == "value" and len(kind) == 2:
-                namespace[name] = kind[1]
+            if name in found:
+                namespace[name] = found[name]
             else:
                 namespace.pop(name, None)  # a NameError, as in the kernel
             if namespace is not self.namespace:

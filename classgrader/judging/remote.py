@@ -9,12 +9,15 @@ import builtins
 import importlib
 import io
 import os
+from typing import Any
 
 import torch
 
 from autograder import trace
-from classgrader.in_kernel import autograd_bridge, graph_replay, identity, walk
-from classgrader.judging import mirror
+from classgrader.in_kernel import answer_server, protocol, walk
+from classgrader.in_kernel.autograd_bridge import tensors_in
+from classgrader.in_kernel.identity import tagged
+from classgrader.judging import autograd_bridge, graph_replay, identity, mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
 
@@ -28,14 +31,39 @@ def student_error(name: str, message: str) -> Exception:
     return type(name, (RuntimeError,), {"__module__": "builtins"})(message)
 
 
-def returned(reply, what: str):
-    """The value a ("returned", value, ...) reply carries; the student's exception for a
-    ("raised", name, message) one."""
-    if not isinstance(reply, tuple) or not reply or reply[0] not in ("returned", "raised"):
+def answer_of(data: Any, what: str, handles=None) -> protocol.Answer:
+    """The answer the kernel sent (portable() data, its handles rebuilt by `handles`), as one of
+    protocol's Answer kinds; the student's exception for a Raised one; RuntimeError for anything
+    that is not an answer (NO_ANSWER included)."""
+    try:
+        answer = protocol.answer(trace.materialize(data, handles))
+    except protocol.Malformed:
+        raise RuntimeError(f"{what}: the notebook sent back no answer") from None
+    if answer["kind"] == "raised":
+        raise student_error(answer["name"], answer["message"])
+    return answer
+
+
+def returned(data: Any, what: str, handles=None) -> Any:
+    """The value of a Returned answer (see answer_of)."""
+    answer = answer_of(data, what, handles)
+    if answer["kind"] != "returned":
         raise RuntimeError(f"{what}: the notebook sent back no answer")
-    if reply[0] == "raised":
-        raise student_error(str(reply[1]), str(reply[2]))
-    return reply
+    return answer["value"]
+
+
+def defined(names: list[str], ask, handles) -> dict[str, Any]:
+    """What the student's notebook defines under `names`: a Remote for a callable, the value
+    for any other; a name it does not define, or every name when no Found answer came, is left
+    out (the test then meets a NameError, as in the kernel)."""
+    try:
+        found = protocol.answer(trace.materialize(ask({"op": "names", "names": names}), handles))
+    except protocol.Malformed:
+        return {}
+    if found["kind"] != "found":
+        return {}
+    values = {name: value for name, value in found["values"].items() if name in names}
+    return {**values, **{name: Remote(name, ask, handles) for name in found["callables"] if name in names}}
 
 
 CALLS = [0]  # calls of the student's code so far, in this process: what may change an object there
@@ -56,9 +84,9 @@ class Remote:
             folder = os.path.isdir(path)
             self._do({"op": "put", "path": path, "folder": folder, "data": None if folder else mirror.read_own(path)})
             for name, data in mirror.own_folder(path):
-                self._do({"op": "put", "path": os.path.join(path, name), "data": data})
-        leaves = [t for t in autograd_bridge.tensors_in((args, kwargs)) if t.requires_grad]
-        sent = []  # the tensors a pickled call numbered (identity.tagged)
+                self._do({"op": "put", "path": os.path.join(path, name), "folder": False, "data": data})
+        leaves = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
+        sent: list = []  # the tensors a pickled call numbered (identity.tagged)
         request = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
 
         def found(record):  # a handle, or an object the call was given, which the result is again
@@ -69,24 +97,24 @@ class Remote:
             return self._handles(record)
         CALLS[0] += 1
         try:
-            reply = returned(trace.materialize(self._ask(request), found), f"{self.__name__}()")
+            answer = answer_of(self._ask(request), f"{self.__name__}()", found)
         finally:
             CALLS[0] += 1
         for path in files:
             mirror.take_file(path, self._do({"op": "fetch", "path": path}))
-        if len(reply) != 5:
+        if answer["kind"] != "called":
             raise RuntimeError(f"{self.__name__}(): the notebook sent back no answer")
-        _, result, args_after, kwargs_after, call = reply
-        _write_back(list(args), args_after)
-        _write_back(dict(kwargs), kwargs_after)
+        _write_back(list(args), answer["args"])
+        _write_back(dict(kwargs), answer["kwargs"])
+        result, call = answer["result"], answer["call"]
         if call is not None and torch.is_grad_enabled():
             result = autograd_bridge.attach(result, leaves, lambda grads: self._do({
                 "op": "backward", "call": call, "grads": trace.portable(grads, _sent)}), keep=sent)
         return result
 
-    def _do(self, request: dict):
+    def _do(self, request: protocol.Request) -> Any:
         CALLS[0] += 1  # a backward, a file put or fetched: objects there may have changed
-        return returned(trace.materialize(self._ask(request)), f"{self.__name__}()")[1]
+        return returned(self._ask(request), f"{self.__name__}()")
 
     def __repr__(self):
         return f"<function {self.__name__}>"
@@ -161,8 +189,6 @@ def _pickled(value, sent: list | None = None) -> bytes:
     import pickle
     import types
 
-    from classgrader.in_kernel import answer_server
-
     sent = [] if sent is None else sent
     aliases, alias_ids = [], set()  # kept alive, so that their ids stay theirs
 
@@ -170,12 +196,12 @@ def _pickled(value, sent: list | None = None) -> bytes:
         def reducer_override(self, obj):
             computed = graph_replay.recipe(obj)
             if computed is not None:
-                return graph_replay.replay, computed
+                return answer_server.replay, computed
             if type(obj) is torch.Tensor and id(obj) not in alias_ids:
                 aliases.append(obj.detach())  # the same storage, pickled as torch.save does
                 alias_ids.add(id(aliases[-1]))
                 sent.append(obj)
-                return identity.tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
+                return tagged, (len(sent) - 1, aliases[-1], obj.requires_grad)
             if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == TEST_FILE:
                 return answer_server.function_from_code, _by_code(obj)
             if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == JUDGE_MODULE:
@@ -276,8 +302,7 @@ class RemoteObject:
     def _op(self, op: str, **details):
         record = object.__getattribute__(self, "_record")
         ask, handles = object.__getattribute__(self, "_ask"), object.__getattribute__(self, "_handles")
-        reply = trace.materialize(ask({"op": op, "handle": record["handle"], **details}), handles)
-        return returned(reply, f"{type(self).__qualname__}")[1]
+        return returned(ask({"op": op, "handle": record["handle"], **details}), f"{type(self).__qualname__}", handles)
 
     def _read_once(self, op: str, key=None):
         """What the object says for `op` (an attribute, its length, its vars), asked once until

@@ -11,10 +11,10 @@ here before the fork and removed once the kernel has ended; going over it kills 
 only. Where the machine has a GPU, each kernel gets a share of its memory (GPU_SHARE_ENV,
 applied by the kernel when it first initialises CUDA): KERNELS_AT_ONCE_ENV kernels share it.
 
-Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`):
-  relay -> zygote   one JSON line: {"connection_file", "cwd", "env", "jail"}
-  zygote -> relay   {"pid": N, "memory": its memory cgroup or null} once forked, then
-                    {"exit": status} when the kernel ends.
+Protocol, one Unix-socket connection per kernel (opened by `kernel_relay.py`), its messages
+in_kernel/protocol.py's, one JSON line each:
+  relay -> zygote   KernelWanted (with the relay's stdin, stdout and stderr)
+  zygote -> relay   KernelStarted once forked, then KernelEnded when the kernel ends.
 If the relay's connection closes first (it was killed), the zygote kills the kernel.
 """
 import contextlib
@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 
+from classgrader.in_kernel import protocol
 from classgrader.kernels import accelerator, cgroup
 
 PR_SET_PDEATHSIG = 1
@@ -94,10 +95,11 @@ class Zygote:
             pass
 
 
-def _become_kernel(request: dict) -> None:
+def _become_kernel(request: protocol.KernelWanted) -> None:
     """In the forked child: confine, then run an IPython kernel on the given connection file."""
     from classgrader.kernels import sandbox
-    connection = json.loads(open(request["connection_file"]).read())  # read before losing the rights
+    with open(request["connection_file"]) as file:  # read before losing the rights
+        connection = json.load(file)
     os.environ.clear()
     os.environ.update(request["env"])
     # ipykernel exits when its parent is not JPY_PARENT_PID; a forked kernel's parent is the
@@ -121,7 +123,7 @@ def _become_kernel(request: dict) -> None:
     with open(private, "w") as handle:
         json.dump(connection, handle)
     from ipykernel.kernelapp import IPKernelApp
-    arguments = request.get("arguments", [])
+    arguments = list(request["arguments"])
     # parent_handle=1: no parent polling (the zygote ends a kernel whose relay goes) and none of
     # the banners ipykernel prints when started by hand.
     # The kernel's own exec line (autograder.grading_kernel) comes with the caller's arguments,
@@ -142,10 +144,10 @@ def _become_kernel(request: dict) -> None:
     app.start()
 
 
-def jail_of(request: dict):
+def jail_of(request: protocol.KernelWanted):
     """The sandbox.Jail a request's "jail" (isolated_execute.jail_spec's dict) describes."""
     from classgrader.kernels import sandbox
-    spec = dict(request["jail"])
+    spec = dict(request["jail"] or {})
     limits = sandbox.Limits(**spec.pop("limits", {}))
     return sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}, limits=limits)
 
@@ -179,7 +181,7 @@ def take_a_share_of_the_gpu() -> None:
     later(cap)
 
 
-def memory_group(request: dict):
+def memory_group(request: protocol.KernelWanted):
     """A memory cgroup for the jailed kernel `request` asks for, or None (no jail, or no
     controller here: then the sandbox bounds its address space instead)."""
     if not request.get("jail") or cgroup.unavailable_reason() is not None:
@@ -187,7 +189,7 @@ def memory_group(request: dict):
     return cgroup.MemoryLimit.create(jail_of(request).limits.memory_bytes, "kernel")
 
 
-def _fork_kernel(request: dict, stdio: list[int], group=None) -> int:
+def _fork_kernel(request: protocol.KernelWanted, stdio: list[int], group=None) -> int:
     zygote = os.getpid()
     pid = os.fork()
     if pid:
@@ -291,8 +293,14 @@ def serve(socket_path: str) -> None:
                     # output then reaches whoever started the relay, as with a normal kernel.
                     try:
                         message, stdio, _, _ = socket.recv_fds(relay, 1 << 20, 3)
-                        request = json.loads(message)
-                    except (OSError, ValueError):  # a relay that died before it asked: nothing to start
+                    except OSError:  # a relay that died before it asked: nothing to start
+                        relay.close()
+                        continue
+                    try:
+                        request = protocol.read_line(protocol.KernelWanted, message)
+                    except protocol.Malformed:  # not a request a relay makes: nothing to start
+                        for fd in stdio:
+                            os.close(fd)
                         relay.close()
                         continue
                     group = _memory_group_or_say_why(request, relay)
@@ -303,8 +311,9 @@ def serve(socket_path: str) -> None:
                     for fd in stdio:
                         os.close(fd)
                     try:
-                        started = {"pid": kernels[relay], "memory": group.path if group is not None else None}
-                        relay.sendall(json.dumps(started).encode() + b"\n")
+                        started: protocol.KernelStarted = {
+                            "pid": kernels[relay], "memory": group.path if group is not None else None}
+                        relay.sendall(protocol.line(started))
                     except OSError:  # the relay died meanwhile (its worker crashed): only its kernel goes
                         _kill(kernels.pop(relay))
                         relay.close()
@@ -321,7 +330,7 @@ def serve(socket_path: str) -> None:
                 group.close()
 
 
-def _memory_group_or_say_why(request: dict, relay: socket.socket):
+def _memory_group_or_say_why(request: protocol.KernelWanted, relay: socket.socket):
     try:
         return memory_group(request)
     except (OSError, cgroup.CgroupUnavailable) as error:  # the kernel still starts, its address space bounded
@@ -339,10 +348,8 @@ def _removed(group) -> bool:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _reap(kernels: dict) -> list[int]:
@@ -361,10 +368,8 @@ def _reap(kernels: dict) -> list[int]:
         collected.append(pid)
         relay = relays.get(pid)
         if relay is not None:
-            try:
-                relay.sendall(json.dumps({"exit": status}).encode() + b"\n")
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                relay.sendall(protocol.line({"exit": status}))
             relay.close()
             del kernels[relay]
 

@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from autograder import trace
@@ -40,7 +41,8 @@ def test_nothing_is_written_outside_a_grading_kernel(tmp_path, monkeypatch):
 
 def test_materialize_rebuilds_what_portable_recorded():
     leaf = torch.ones(2, requires_grad=True)
-    values = {"t": leaf, "nonleaf": leaf * 2, "p": torch.nn.Parameter(torch.zeros(1)), "meta": torch.empty(3, 4, device="meta"),
+    values = {"t": leaf, "nonleaf": leaf * 2, "p": torch.nn.Parameter(torch.zeros(1)),
+              "meta": torch.empty(3, 4, device="meta"),
               "plain": (1, 2.5, "a", None, True), "dtype": torch.int8, "device": torch.device("meta"),
               "size": torch.Size([2, 3]), "np": np.float32(1.5)}
     back = trace.materialize(trace.portable(values))
@@ -68,3 +70,17 @@ def test_a_forged_record_is_refused_before_anything_is_made_of_it():
         except ValueError:
             continue
         raise AssertionError(f"accepted {forged}")
+
+
+def test_materialize_takes_another_way_to_rebuild_tensors_and_objects():
+    """What verify.rebuild asks of it: each tensor left as its record, an object refused."""
+    class Refused(Exception):
+        pass
+
+    def refuse(record):
+        raise Refused(record["object"])
+    data = trace.portable({"w": torch.ones(2), "n": [1, 2.5]})
+    kept = trace.materialize(data, tensor=lambda record: record, opaque=refuse)
+    assert kept["n"] == [1, 2.5] and kept["w"]["shape"] == [2] and torch.equal(kept["w"]["tensor"], torch.ones(2))
+    with pytest.raises(Refused, match=r"builtins\.object"):
+        trace.materialize(trace.portable([object()]), opaque=refuse)

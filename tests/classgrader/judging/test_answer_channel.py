@@ -4,12 +4,14 @@ end."""
 import asyncio
 import os
 
+import pytest
 from jupyter_client.manager import AsyncKernelManager
 
 from autograder import trace
-from classgrader.in_kernel import answer_server, protocol
+from classgrader.in_kernel import protocol
 from classgrader.in_kernel.protocol import KernelLost
 from classgrader.judging import answer_channel
+from classgrader.judging.remote import caller_state
 
 STUDENT = """
 import os
@@ -24,7 +26,8 @@ def exits():
 
 
 def call(name, *args):
-    return {"op": "call", "name": name, "args": trace.portable(list(args)), "kwargs": trace.portable({})}
+    return {"op": "call", "name": name, "args": trace.portable(list(args)), "kwargs": trace.portable({}),
+            "grad": True, "inference": False, "rng": caller_state()["rng"]}
 
 
 async def conversation(folder, limits):
@@ -44,7 +47,8 @@ async def conversation(folder, limits):
             client.execute(channel.code, silent=True)
             try:
                 reply = await asyncio.to_thread(channel.ask, question)
-                outcomes.append(trace.materialize(reply)[:2] if reply != answer_channel.NO_ANSWER else "no answer")
+                answer = protocol.answer(trace.materialize(reply)) if reply != answer_channel.NO_ANSWER else None
+                outcomes.append(("called", answer["result"]) if answer else "no answer")
             except KernelLost as lost:
                 outcomes.append(lost.args[0])
             channel.close()
@@ -68,29 +72,61 @@ async def conversation(folder, limits):
 def test_questions_are_answered_and_a_lost_kernel_is_reported(tmp_path):
     # Generous limits where an answer is due (a loaded machine is slow), a short one for the hang.
     outcomes = asyncio.run(conversation(tmp_path, limits=(60, 60, 2, 60)))
-    assert outcomes[0] == ("returned", 42) and outcomes[1] == ("returned", "abab")
+    assert outcomes[0] == ("called", 42) and outcomes[1] == ("called", "abab")
     assert outcomes[2] == ("TimeoutError", "alive") and outcomes[3] == ("no answer", "dead")
     assert list(tmp_path.iterdir()) == []  # each test's socket is gone with it
 
 
-def test_only_a_reply_to_this_request_is_an_answer(tmp_path):
-    """A kernel's end that answers with another token, or with what is not data, gives nothing."""
+def forged_kernel(tmp_path, replies):
+    """A kernel's end that answers each question with the next of `replies` (a function of the
+    question's token), the channel that asks it, and its thread."""
     import socket
     import threading
     folder_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     channel = answer_channel.AnswerChannel(folder_fd, str(tmp_path), 30)
-    replies = [answer_server.encode(("another-token", ("returned", 1, [], {}))), b"not torch data"]
 
     def forger():
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(str(tmp_path / channel.name))
             for reply in replies:
-                protocol.read_frame(connection)
-                protocol.send_frame(connection, reply)
+                token = protocol.asked(protocol.loads(protocol.read_frame(connection)))["token"]
+                protocol.send_frame(connection, reply(token))
     thread = threading.Thread(target=forger)
     thread.start()
-    assert channel.ask(call("double", 1)) == answer_channel.NO_ANSWER
-    assert channel.ask(call("double", 1)) == answer_channel.NO_ANSWER
+    return channel, thread, folder_fd
+
+
+def answered(token, answer) -> bytes:
+    return protocol.dumps({"token": token, "answer": trace.portable(answer)})
+
+
+def test_only_an_answer_to_this_request_in_the_answers_shape_is_an_answer(tmp_path):
+    """Another token, what is not data, a payload of another shape: no answer. The shape of the
+    answer inside is the reader's to check (remote.answer_of): the channel hands it on as data."""
+    good = {"kind": "called", "result": 1, "args": [], "kwargs": {}, "call": None}
+    replies = [lambda token: answered("another-token", good),
+               lambda token: b"not torch data",
+               lambda token: protocol.dumps(trace.portable((token, good))),   # a pair, not an Answered
+               lambda token: protocol.dumps({"token": token, "answer": "1"}),  # an answer that is no record
+               lambda token: protocol.dumps({"token": token, "answer": {}, "also": 1}),
+               lambda token: answered(token, good)]
+    channel, thread, folder_fd = forged_kernel(tmp_path, replies)
+    outcomes = [channel.ask(call("double", 1)) for _ in replies]
     thread.join()
     channel.close()
     os.close(folder_fd)
+    assert outcomes[:-1] == [answer_channel.NO_ANSWER] * (len(replies) - 1)
+    assert protocol.answer(trace.materialize(outcomes[-1])) == good
+
+
+def test_a_question_of_no_kind_is_never_sent(tmp_path):
+    folder_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    channel = answer_channel.AnswerChannel(folder_fd, str(tmp_path), 30)
+    try:
+        for forged in ({"op": "exec", "code": "import os"}, {"op": "call", "name": "double"}):
+            with pytest.raises(protocol.Malformed):
+                channel.ask(forged)
+        assert channel.connection is None  # nothing was sent: the kernel's end was never waited for
+    finally:
+        channel.close()
+        os.close(folder_fd)

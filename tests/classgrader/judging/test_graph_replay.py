@@ -3,8 +3,7 @@ graph."""
 import torch
 
 from answering import Student, error_of
-from classgrader.in_kernel import graph_replay
-from classgrader.judging import judge
+from classgrader.judging import graph_replay, judge
 
 WALK = """
 def walk(t):
@@ -34,7 +33,7 @@ check_tensor(out.detach(), ((torch.tanh(w * 2) ** 2) + torch.tanh(w * 2) * b).su
 """
 
 
-def test_a_graph_the_test_computed_reaches_the_students_function_whole_and_its_leaves_come_back_as_themselves(monkeypatch):
+def test_a_graph_the_test_computed_reaches_the_student_whole_and_its_leaves_come_back_as_themselves(monkeypatch):
     student = Student(WALK)
     assert error_of(student.judged(WALK_TEST, {"walk"})) is None
     assert any("pickled" in request for request in student.requests)

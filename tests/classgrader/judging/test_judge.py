@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from answering import SETUP, Student, error_of
+from autograder import trace
 from classgrader.in_kernel import protocol
 from classgrader.judging import judge
 
@@ -88,8 +89,11 @@ def test_an_uncalled_method_keeps_its_hint_and_a_missing_name_is_a_name_error():
 ])
 def test_a_forged_reply_is_refused_without_acting_on_it(forged):
     def ask(request):
-        return {"tuple": [{"plain": "returned"}, forged, {"list": []}, {"dict": []}, {"plain": None}]} \
-            if request["op"] == "call" else {"dict": [[{"plain": "f"}, {"tuple": [{"plain": "callable"}]}]]}
+        if request["op"] != "call":
+            return trace.portable({"kind": "found", "callables": ["f"], "values": {}})
+        called = {"kind": {"plain": "called"}, "result": forged, "args": {"list": []}, "kwargs": {"dict": []},
+                  "call": {"plain": None}}
+        return {"dict": [[{"plain": field}, record] for field, record in called.items()]}
     outputs = judge.Judge(SETUP, {"f"}, ask).run("f('x')")
     assert error_of(outputs).startswith(("ValueError: not a", "ValueError: no ")) or "without values" in error_of(outputs)
 

@@ -1,7 +1,6 @@
 """kernel_relay: the stand-in a KernelManager launches, run for real as the script it is,
 against a zygote's side of the socket played by the test (the real zygote's side is in
 test_kernel_zygote.py): what it asks for, the exit status it passes back, signals it forwards."""
-import json
 import os
 import signal
 import socket
@@ -9,6 +8,7 @@ import subprocess
 import sys
 import time
 
+from classgrader.in_kernel import protocol
 from classgrader.kernels import kernel_relay
 
 RELAY = kernel_relay.__file__
@@ -27,7 +27,7 @@ def start_relay(tmp_path, *arguments):
     for fd in fds:
         os.close(fd)
     server.close()
-    return relay, conn, json.loads(message), len(fds)
+    return relay, conn, protocol.read_line(protocol.KernelWanted, message), len(fds)
 
 
 def wait_until_it_catches(pid: int, signum: int, seconds: float = 10) -> None:
@@ -35,7 +35,7 @@ def wait_until_it_catches(pid: int, signum: int, seconds: float = 10) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         with open(f"/proc/{pid}/status") as status:
-            caught = int(next(l for l in status if l.startswith("SigCgt:")).split()[1], 16)
+            caught = int(next(row for row in status if row.startswith("SigCgt:")).split()[1], 16)
         if caught >> (signum - 1) & 1:
             return
         time.sleep(0.01)
@@ -48,8 +48,16 @@ def test_asks_for_a_kernel_and_exits_with_its_status(tmp_path):
     assert request["connection_file"] == str(tmp_path / "conn.json") and request["cwd"] == str(tmp_path)
     assert request["env"]["COURSE_MARK"] == "relayed" and request["jail"] == {"workdir": "/w"}
     assert request["arguments"] == ["--IPKernelApp.exec_lines=import x"]
-    conn.sendall(b'{"pid": 999999}\n' + json.dumps({"exit": 3 << 8}).encode() + b"\n")  # exited with 3
+    conn.sendall(protocol.line({"pid": 999999, "memory": None}) + protocol.line({"exit": 3 << 8}))  # exited with 3
     assert relay.wait(timeout=10) == 3
+    conn.close()
+
+
+def test_a_zygote_word_of_no_kind_is_a_failed_start_not_a_guess(tmp_path):
+    relay, conn, _, _ = start_relay(tmp_path)
+    conn.sendall(b'{"pid": "999999", "memory": null}\n')  # a pid that is no int: nothing is signalled
+    assert relay.wait(timeout=10) == 1
+    assert "Malformed" in relay.stderr.read()
     conn.close()
 
 
@@ -64,11 +72,11 @@ def test_signals_reach_the_kernel(tmp_path):
     kernel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     relay, conn, _, _ = start_relay(tmp_path)
     try:
-        conn.sendall(json.dumps({"pid": kernel.pid}).encode() + b"\n")
+        conn.sendall(protocol.line({"pid": kernel.pid, "memory": None}))
         wait_until_it_catches(relay.pid, signal.SIGTERM)  # its handlers come once it knows the pid
         relay.send_signal(signal.SIGTERM)
         assert kernel.wait(timeout=10) == -signal.SIGTERM
-        conn.sendall(json.dumps({"exit": signal.SIGTERM}).encode() + b"\n")
+        conn.sendall(protocol.line({"exit": signal.SIGTERM}))
         assert relay.wait(timeout=10) == (-signal.SIGTERM) % 256
     finally:
         kernel.kill()

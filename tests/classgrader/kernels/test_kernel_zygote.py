@@ -70,6 +70,23 @@ def test_kernels_asked_for_while_the_zygote_loads_start_once_it_is_ready(tmp_pat
         zygote.stop()
 
 
+def test_a_request_of_no_kind_starts_nothing_and_the_zygote_serves_on(tmp_path):
+    import socket
+    zygote = Zygote()
+    try:
+        for forged in (b"not json\n", b'{"connection_file": "/x", "cwd": "/", "env": {}, "jail": null}\n',
+                       b'{"connection_file": "/x", "cwd": "/", "env": {}, "jail": null, "arguments": "-f"}\n'):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as relay:
+                relay.connect(zygote.socket_path)
+                with open(os.devnull) as null:
+                    socket.send_fds(relay, [forged], [null.fileno()] * 3)
+                relay.settimeout(30)
+                assert relay.recv(1024) == b""  # hung up on: no KernelStarted, so no kernel
+        assert zygote.process.poll() is None
+    finally:
+        zygote.stop()
+
+
 def test_a_zygote_that_fails_says_so(tmp_path):
     zygote = Zygote(socket_path=str(tmp_path / "no-such-folder" / "zygote.sock"), wait=False)
     zygote.process.wait(timeout=60)
