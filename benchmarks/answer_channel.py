@@ -15,7 +15,7 @@ import time
 from jupyter_client.manager import AsyncKernelManager
 
 from autograder import trace
-from classgrader.judging import answer_channel
+from classgrader.judging import answer_channel, remote
 
 STUDENT = "def double(x):\n    return x * 2\n"
 
@@ -29,7 +29,8 @@ async def measure(questions: int) -> dict[str, float]:
     await client.execute_interactive(STUDENT, timeout=60)
     folder = tempfile.mkdtemp()
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    question = {"op": "call", "name": "double", "args": trace.portable([21]), "kwargs": trace.portable({})}
+    question = {"op": "call", "name": "double", "args": trace.portable([21]), "kwargs": trace.portable({}),
+                **remote.caller_state()}
     try:
         channel = answer_channel.AnswerChannel(folder_fd, folder, 60)
         client.execute(channel.code, silent=True)
