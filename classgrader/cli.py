@@ -230,6 +230,8 @@ def _check_hub(parsed) -> None:
     path = os.path.join(REPO, "hub", "install.py")
     if not os.path.exists(path):
         raise BadArguments("hub needs hub/install.py, which this copy of the course does not have")
+    if os.path.dirname(path) not in sys.path:  # its neighbours (hub/machine.py), as when it runs as a script
+        sys.path.insert(0, os.path.dirname(path))
     make = getattr(_load("course_hub_install", path), "parser", None)
     if make is None or {"-h", "--help"} & set(parsed.rest):
         return

@@ -36,37 +36,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from machine import CHP, OPT, STATE, fail, run, say, sudoers_file
+
 CHECKOUT = Path(__file__).resolve().parent.parent
-STATE = Path("/srv/pytorch-course")
 EXCHANGE = Path("/srv/nbgrader/exchange")  # nbgrader's own default
 VENV = Path("/opt/pytorch-course/venv")
 LD_CONF = Path("/etc/ld.so.conf.d/pytorch-course-python.conf")
-CHP = Path("/usr/local/bin/configurable-http-proxy")
 CHP_VERSION = "5.3.0"
 APT = {"node": "nodejs", "npm": "npm", "sudo": "sudo", "git": "git"}  # command -> Debian package
-OPT = Path("/opt/pytorch-course")
 NAME = re.compile(r"[a-z][a-z0-9-]{0,30}")
 COURSE_FOLDER = "pytorch-course"  # in the instructor's home
 PACKAGES = ("autograder", "classgrader", "utils")
 # The lab's own server extensions (Validate's), found beside autograder/ (lab/ROLE/jupyter_server_config.py).
 LAB_SERVER = Path("lab", "server")
 OLDEST_PYTHON = (3, 11, 5)  # the pins' oldest (soupsieve 4.1.3 needs 3.11.5); 3.12 is not theirs
-
-
-def say(message: str) -> None:
-    print(f"course hub: {message}", flush=True)
-
-
-def fail(message: str) -> None:
-    print(f"course hub: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def run(*cmd, **kw) -> subprocess.CompletedProcess:
-    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if done.returncode != 0:
-        fail(f"{' '.join(map(str, cmd))} failed: {(done.stderr or done.stdout).strip()[-800:]}")
-    return done
 
 
 def as_user(user: str, *cmd, cwd) -> subprocess.CompletedProcess:
@@ -108,18 +91,17 @@ def choose_python() -> tuple[Path, tuple[int, ...]]:
     """The Python the hub's environment is built from, by path, never whatever `python3` is on
     PATH (under sudo, Debian's own, older than the pins allow): the one ./course built .venv with,
     else the one running this, if it is a 3.11 new enough for the pins. Its base prefix and version."""
-    seen = []
-    for python in (CHECKOUT / ".venv" / "bin" / "python", Path(sys.executable)):
-        found = describe(python) if python.exists() else None
-        if found is None:
-            continue
-        prefix, version = found
-        seen.append(f"{'.'.join(map(str, version))} at {python}")
-        if version[:2] == OLDEST_PYTHON[:2] and version >= OLDEST_PYTHON and (prefix / "bin" / "python3.11").exists():
-            return prefix, version
-    fail(f"the hub's packages need Python {'.'.join(map(str, OLDEST_PYTHON))} or a later 3.11 (found "
-         f"{'; '.join(seen) or 'none'}): run `./course setup` with one first on PATH (it builds .venv, "
-         "whose Python the hub uses), then `sudo ./course hub ...` again")
+    candidates = (CHECKOUT / ".venv" / "bin" / "python", Path(sys.executable))
+    found = [(python, described) for python in candidates
+             if python.exists() and (described := describe(python)) is not None]
+    fits = [(prefix, version) for _, (prefix, version) in found if version[:2] == OLDEST_PYTHON[:2]
+            and version >= OLDEST_PYTHON and (prefix / "bin" / "python3.11").exists()]
+    if not fits:
+        seen = [f"{'.'.join(map(str, version))} at {python}" for python, (_, version) in found]
+        fail(f"the hub's packages need Python {'.'.join(map(str, OLDEST_PYTHON))} or a later 3.11 (found "
+             f"{'; '.join(seen) or 'none'}): run `./course setup` with one first on PATH (it builds .venv, "
+             "whose Python the hub uses), then `sudo ./course hub ...` again")
+    return fits[0]
 
 
 def interpreter(base: Path, version: tuple[int, ...]) -> Path:
@@ -140,11 +122,11 @@ def interpreter(base: Path, version: tuple[int, ...]) -> Path:
         (staging / "bin").mkdir()
         shutil.copy2(base / "bin" / "python3.11", staging / "bin")
         staging.rename(copy)
-    if list((copy / "lib").glob("libpython3.11*.so*")):
-        # Its library's built-in search path is under /root: tell the loader where the copy is.
-        if not LD_CONF.exists() or LD_CONF.read_text().strip() != str(copy / "lib"):
-            LD_CONF.write_text(f"{copy / 'lib'}\n")
-            run("ldconfig")
+    # Its library's built-in search path is under /root: tell the loader where the copy is.
+    if list((copy / "lib").glob("libpython3.11*.so*")) and (
+            not LD_CONF.exists() or LD_CONF.read_text().strip() != str(copy / "lib")):
+        LD_CONF.write_text(f"{copy / 'lib'}\n")
+        run("ldconfig")
     return copy / "bin" / "python3.11"
 
 
@@ -161,7 +143,7 @@ def pip_install(python: Path, *args) -> None:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     tail = []
     for line in proc.stdout:
-        tail = (tail + [line.rstrip()])[-30:]
+        tail = [*tail, line.rstrip()][-30:]
         if line.startswith(("Collecting ", "Installing collected", "Successfully installed")):
             say(f"  pip: {line.strip()[:150]}")
     if proc.wait() != 0:
@@ -254,7 +236,8 @@ def write_root_owned(path: Path, text: str, mode=0o644) -> None:
     os.replace(tmp, path)
 
 
-EXCHANGE_OVERRIDE = "\n# The course hub: the exchange every user's server shares (hub/install.py).\nc.Exchange.root = {!r}\n"
+EXCHANGE_OVERRIDE = ("\n# The course hub: the exchange every user's server shares (hub/install.py).\n"
+                     "c.Exchange.root = {!r}\n")
 
 
 def course_folder(instructor: str, exchange: Path, assignments: list[str]) -> Path:
@@ -320,19 +303,14 @@ def roles(state: Path, instructor: str) -> None:
         server.write_text(json.dumps(config, indent=2))
 
 
-def sudoers_file(state: Path) -> Path:
-    """One rule per class state folder, so a test's class never replaces a real one's."""
-    return Path("/etc/sudoers.d") / ("course-hub-" + re.sub(r"[^A-Za-z0-9_-]", "_", state.name))
-
-
 def sudo_rule(instructor: str, state: Path) -> None:
     wrapper = state / "bin" / "course-autograde"
     wrapper.parent.mkdir(parents=True, exist_ok=True)
     text = (CHECKOUT / "hub" / "course-autograde").read_text().replace("@VENV@", str(VENV))
     write_root_owned(wrapper, text, 0o755)
     rule = sudoers_file(state)
-    content = f"# The course hub (hub/install.py): the instructor grades as root, in a sandbox.\n" \
-              f"{instructor} ALL=(root) NOPASSWD: {wrapper}\n"
+    content = (f"# The course hub (hub/install.py): the instructor grades as root, in a sandbox.\n"
+               f"{instructor} ALL=(root) NOPASSWD: {wrapper}\n")
     tmp = rule.with_name(f".{rule.name}.tmp")  # sudo skips names with a dot
     tmp.write_text(content)
     os.chmod(tmp, 0o440)
@@ -431,8 +409,8 @@ def publish_lessons(state: Path) -> str:
     repo = state / "lessons.git"
     say(f"publishing the lessons ({len(lessons.lesson_files(CHECKOUT))} notebooks) to {repo}")
     commit = lessons.publish(repo, CHECKOUT)
-    link = f"/hub/user-redirect/git-pull?repo=file://{repo}&branch={lessons.BRANCH}&targetpath=lessons" \
-           "&urlpath=lab/workspaces/course"
+    link = (f"/hub/user-redirect/git-pull?repo=file://{repo}&branch={lessons.BRANCH}&targetpath=lessons"
+            "&urlpath=lab/workspaces/course")
     say(f"lessons {'published as ' + commit[:12] if commit else 'unchanged'}: students get them at their next "
         f"start, or at once from the hub's address followed by {link}")
     write_root_owned(state / "gitconfig", f"[include]\n\tpath = /etc/gitconfig\n[safe]\n\tdirectory = {repo}\n")

@@ -5,6 +5,7 @@ id, then the user, their home and mail spool), the exchange, the sudo rule, the 
 is removed; a user it found already there is never touched. The hub must be stopped first
 (Ctrl-C). The shared environment (/opt/pytorch-course, the proxy, Debian's packages) is kept for
 the next class; `--remove` says where it is."""
+import contextlib
 import json
 import os
 import pwd
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-import install
+import machine
 
 
 def uid(name: str) -> int | None:
@@ -48,32 +49,30 @@ def hub_running(state: Path) -> bool:
 def remove(state: Path) -> None:
     record = state / "class.json"
     if not record.exists():
-        install.fail(f"no class at {state} (no class.json): nothing to remove")
+        machine.fail(f"no class at {state} (no class.json): nothing to remove")
     if hub_running(state):
-        install.fail(f"the hub of {state} is running: stop it (Ctrl-C) and run --remove again")
+        machine.fail(f"the hub of {state} is running: stop it (Ctrl-C) and run --remove again")
     klass = json.loads(record.read_text())
     made = [name for name in klass.get("made", []) if uid(name) is not None]
     uids = {uid(name) for name in made}
     for pid in processes_of(uids):  # userdel refuses a user with processes
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + 10
     while processes_of(uids) and time.monotonic() < deadline:
         time.sleep(0.1)
     for name in made:
-        install.run("userdel", "--remove", name)
-        install.say(f"removed user {name} and their home")
+        machine.run("userdel", "--remove", name)
+        machine.say(f"removed user {name} and their home")
     # The folders it made (/srv/pytorch-course, /srv/nbgrader for the exchange), the state always.
     for folder in [*klass.get("folders", []), str(state)]:
         if Path(folder).exists():
             shutil.rmtree(folder)
-            install.say(f"removed {folder}")
-    install.sudoers_file(state).unlink(missing_ok=True)
-    install.say(f"removed the sudo rule {install.sudoers_file(state)}; kept for the next class: {install.OPT}, "
-                f"{install.CHP} (remove them by hand if no class will run here again)")
+            machine.say(f"removed {folder}")
+    machine.sudoers_file(state).unlink(missing_ok=True)
+    machine.say(f"removed the sudo rule {machine.sudoers_file(state)}; kept for the next class: {machine.OPT}, "
+                f"{machine.CHP} (remove them by hand if no class will run here again)")
 
 
 if __name__ == "__main__":
-    remove(Path(sys.argv[1]) if len(sys.argv) > 1 else install.STATE)
+    remove(Path(sys.argv[1]) if len(sys.argv) > 1 else machine.STATE)
