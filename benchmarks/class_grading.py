@@ -18,6 +18,7 @@ an evenly drawn --stock-sample of the class (sequential stock takes ~5 s a noteb
 scaled to N, and the printout says so. Scores of the sample must agree.
 """
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -136,7 +137,8 @@ def submission(kind: str, i: int, unit, source: dict, release: dict) -> dict:
     if kind == "half":
         return build_submission(source, release, {g: stubs[g] for g in answer_ids[len(answer_ids) // 2:]})
     if kind == "broken":
-        return build_submission(source, release, dict.fromkeys(answer_ids, "import torch_utils_helpers  # no such module\n"))
+        missing_module = "import torch_utils_helpers  # no such module\n"
+        return build_submission(source, release, dict.fromkeys(answer_ids, missing_module))
     wrong = [sc for sc in unit.SCENARIOS if sc.answers and sc.loses and not sc.extra_cells]
     scenario = wrong[i % len(wrong)]
     return build_submission(source, release, scenario.answers, scenario.extra_cells)
@@ -165,7 +167,8 @@ def measured_class_run(command, cwd) -> tuple[float, float, dict[str, float]]:
 
     import psutil
     start = time.perf_counter()
-    run = subprocess.Popen(command, cwd=cwd, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    run = subprocess.Popen(command, cwd=cwd, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
     peak, done = [0], threading.Event()
 
     def sample():
@@ -174,10 +177,8 @@ def measured_class_run(command, cwd) -> tuple[float, float, dict[str, float]]:
             total = 0
             try:
                 for proc in [root, *root.children(recursive=True)]:
-                    try:
+                    with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                         total += proc.memory_full_info().pss
-                    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                        pass
             except psutil.NoSuchProcess:
                 return
             peak[0] = max(peak[0], total)
@@ -203,7 +204,8 @@ def scale_main(args, unit) -> int:
             course = make_course(work / f"ours{size}", [unit.ASSIGNMENT])
             kinds = build_scaled_class(course, unit, size)
             wall, peak, seconds = measured_class_run(
-                [sys.executable, "-m", "classgrader.class_run.classroom", unit.ASSIGNMENT, "--workers", str(args.workers)], course)
+                [sys.executable, "-m", "classgrader.class_run.classroom", unit.ASSIGNMENT,
+                 "--workers", str(args.workers)], course)
             results[size] = (course, kinds, wall, peak, seconds)
         big = args.class_size
         course, kinds, wall, peak, seconds = results[big]
@@ -213,7 +215,8 @@ def scale_main(args, unit) -> int:
             config.write(STOCK_CONFIG)
         sample = sorted(kinds)[::max(1, big // args.stock_sample)]
         for student in sample:
-            shutil.copytree(course / "runtime" / "submitted" / student, stock_course / "runtime" / "submitted" / student)
+            shutil.copytree(course / "runtime" / "submitted" / student,
+                            stock_course / "runtime" / "submitted" / student)
         stock_s = timed([sys.executable, "-m", "nbgrader", "autograde", unit.ASSIGNMENT], stock_course)
         ours_scores, stock_scores = scores(course, unit.ASSIGNMENT), scores(stock_course, unit.ASSIGNMENT)
         agree = all(ours_scores[s] == stock_scores.get(s) for s in sample)
@@ -230,13 +233,15 @@ def scale_main(args, unit) -> int:
         print(f"wall: {wall_small:.1f} s for {small}, {wall:.1f} s for {big}: {wall_small / small:.2f} and "
               f"{wall / big:.2f} s per notebook; each further notebook {per:.2f} s (linear: fixed start "
               f"{wall - per * big:.1f} s)")
-        print(f"grader's peak memory (PSS, whole tree): {peak_small / 2**20:.0f} MiB for {small}, {peak / 2**20:.0f} MiB for {big}")
+        print(f"grader's peak memory (PSS, whole tree): {peak_small / 2**20:.0f} MiB for {small}, "
+              f"{peak / 2**20:.0f} MiB for {big}")
         stock_scaled = stock_s / len(sample) * big
         print(f"stock nbgrader on {len(sample)} of them (every {big // len(sample)}th): {stock_s:.1f} s, "
               f"{stock_s / len(sample):.2f} s per notebook; scaled to {big}: {stock_scaled:.0f} s")
         print(f"stock (scaled) / ours = {stock_scaled / wall:.1f}x")
-        print("scores of the sample agree" if agree else "SCORES DIFFER: " + json.dumps(
-            {s: (stock_scores.get(s), ours_scores.get(s)) for s in sample if stock_scores.get(s) != ours_scores.get(s)}))
+        differ = {s: (stock_scores.get(s), ours_scores.get(s)) for s in sample
+                  if stock_scores.get(s) != ours_scores.get(s)}
+        print("scores of the sample agree" if agree else "SCORES DIFFER: " + json.dumps(differ))
         return 0 if agree else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load() -> str:
-    return "load %.1f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
 def timed(command, cwd, env=None, check=True) -> tuple[float, subprocess.CompletedProcess]:
@@ -35,7 +35,8 @@ def timed(command, cwd, env=None, check=True) -> tuple[float, subprocess.Complet
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if check and done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, command))} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{' '.join(map(str, command))} exited {done.returncode}:\n"
+                           f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     return seconds, done
 
 
@@ -54,6 +55,11 @@ def packages(venv_python: Path) -> dict[str, str]:
     for tool in ("pip", "pytorch-fundamentals-course"):  # the pip venv's own installer; the course itself
         found.pop(tool, None)
     return found
+
+
+def _release_files(course: Path) -> dict[Path, bytes]:
+    """Every file of a course's release/, by its path inside the course, with its bytes."""
+    return {p.relative_to(course): p.read_bytes() for p in sorted((course / "release").rglob("*")) if p.is_file()}
 
 
 def row(what: str, seconds: float, reference: str, ref_seconds: float, note: str = "") -> None:
@@ -78,7 +84,7 @@ def main() -> int:
               f"{boot:.1f} s ({load()})")
 
         uv_clone, pip_clone = fresh_clone(work, "uv"), fresh_clone(work, "pip")
-        uv_s, uv_done = timed(["./course", "setup"], uv_clone)
+        uv_s, _ = timed(["./course", "setup"], uv_clone)
         pip_s, _ = timed(["./course", "setup"], pip_clone, env={"COURSE_INSTALLER": "pip"})
         installer = (uv_clone / ".venv" / ".installer").read_text().strip()
         same = packages(uv_clone / ".venv" / "bin" / "python") == packages(pip_clone / ".venv" / "bin" / "python")
@@ -87,7 +93,8 @@ def main() -> int:
         row(f"set-up, ./course setup ({installer})", uv_s, "the same with pip", pip_s,
             f"same packages: {same}; {load()}")
         # uv keeps unpacked wheels in its cache: a machine's first build starts with none
-        cold_s, _ = timed(["./course", "setup"], fresh_clone(work, "uv-cold"), env={"UV_CACHE_DIR": str(work / "uv-cache")})
+        cold_s, _ = timed(["./course", "setup"], fresh_clone(work, "uv-cold"),
+                          env={"UV_CACHE_DIR": str(work / "uv-cache")})
         row("set-up, uv with an empty uv cache", cold_s, "the same with pip", pip_s, load())
 
         # generate: stock, once per assignment, against ./course generate (one process)
@@ -103,8 +110,7 @@ def main() -> int:
             timed(["nbgrader", "generate_assignment", assignment, "--force"], old, env=env)
         old_s = time.perf_counter() - start
         new_s, _ = timed(["python", "-m", "classgrader.commands.generate"], new, env=env)
-        files = lambda c: {p.relative_to(c): p.read_bytes() for p in sorted((c / "release").rglob("*")) if p.is_file()}
-        identical = files(old) == files(new)
+        identical = _release_files(old) == _release_files(new)
         if not identical:
             failures.append("generate: release/ differs from stock generate_assignment")
         row(f"generate, {len(ids)} assignments (1 process)", new_s, "stock, a process per assignment", old_s,

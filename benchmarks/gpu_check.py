@@ -55,12 +55,13 @@ from coursekit import ASSIGNMENTS, LESSONS, build_submission, read_notebook, too
 CELL_TIMEOUT = 600
 GRADED_PARTS = ("sandbox", "hidden tests", "class: solved", "class: blank")
 # Appended to a lesson (in memory): did this kernel put anything on the GPU?
-DEVICE_PROBE = "import sys\nprint('gpu-check-device:', 'cuda' if 'torch' in sys.modules and sys.modules['torch'].cuda.is_initialized() else 'cpu')"
+DEVICE_PROBE = ("import sys\nprint('gpu-check-device:', "
+                "'cuda' if 'torch' in sys.modules and sys.modules['torch'].cuda.is_initialized() else 'cpu')")
 # Run in the jailed kernel: what it sees and may do.
 SANDBOX_PROBE = """
 import json, os, resource, torch
-seen = {"share": os.environ.get("COURSE_GPU_MEMORY_FRACTION"), "address space": resource.getrlimit(resource.RLIMIT_AS)[0],
-        "dev": sorted(os.listdir("/dev"))}
+seen = {"share": os.environ.get("COURSE_GPU_MEMORY_FRACTION"),
+        "address space": resource.getrlimit(resource.RLIMIT_AS)[0], "dev": sorted(os.listdir("/dev"))}
 try:
     x = torch.ones(1000, device="cuda")
     seen.update(device="cuda", sum=float((x * 2).sum()), name=torch.cuda.get_device_name())
@@ -143,8 +144,10 @@ def sandbox_probe(expected: str) -> tuple:
     if expected == "cuda":
         problems += [] if seen.get("share held") else [f"a kernel could take more than its share ({seen['share']})"]
         problems += [] if seen["address space"] == -1 else [f"address-space limit {seen['address space']}"]
-    detail = "; ".join(filter(None, problems)) or f"{seen.get('name', 'cpu')}, share {seen['share']}, /dev: {' '.join(seen['dev'])}"
-    return ("sandbox", "sandbox", seen["device"], "FAILED" if problems else "passed", time.perf_counter() - start, detail)
+    detail = ("; ".join(filter(None, problems))
+              or f"{seen.get('name', 'cpu')}, share {seen['share']}, /dev: {' '.join(seen['dev'])}")
+    return ("sandbox", "sandbox", seen["device"], "FAILED" if problems else "passed", time.perf_counter() - start,
+            detail)
 
 
 def class_course(work: Path) -> Path:
@@ -174,8 +177,9 @@ def grade_class(course: Path, assignment: str, workers: int) -> list[tuple]:
     source = read_notebook(course / "source" / assignment / notebook)
     release = read_notebook(course / "release" / assignment / notebook)
     expected = {"solved": None, "blank": 0.0}  # None: full marks
-    write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / "solved" / assignment / notebook)
-    write_notebook(build_submission(source, release, None), course / "runtime" / "submitted" / "blank" / assignment / notebook)
+    submitted = course / "runtime" / "submitted"
+    write_notebook(build_submission(source, release, {}), submitted / "solved" / assignment / notebook)
+    write_notebook(build_submission(source, release, None), submitted / "blank" / assignment / notebook)
     start = time.perf_counter()
     course_cmd(course, "autograde", assignment, "--workers", str(workers))
     seconds = time.perf_counter() - start
@@ -187,8 +191,8 @@ def grade_class(course: Path, assignment: str, workers: int) -> list[tuple]:
             graded = course / "runtime" / "autograded" / student / assignment / notebook
             device = (graded_device.reported(read_notebook(graded)) or "?").split()[0] if graded.exists() else "?"
             ok = sub.score == want
-            rows.append((assignment, f"class: {student}", device, "passed" if ok else "FAILED",
-                         seconds / len(expected), "" if ok else f"scored {sub.score} of {sub.max_score}, expected {want}"))
+            rows.append((assignment, f"class: {student}", device, "passed" if ok else "FAILED", seconds / len(expected),
+                         "" if ok else f"scored {sub.score} of {sub.max_score}, expected {want}"))
     return rows
 
 
@@ -203,7 +207,8 @@ def main() -> int:
     units, skip = args.units.split(","), set(filter(None, args.skip.split(",")))
     unknown = set(units) - set(ASSIGNMENTS)
     if unknown:
-        print(f"gpu_check: no such unit: {', '.join(sorted(unknown))} (units: {', '.join(ASSIGNMENTS)})", file=sys.stderr)
+        print(f"gpu_check: no such unit: {', '.join(sorted(unknown))} (units: {', '.join(ASSIGNMENTS)})",
+              file=sys.stderr)
         return 2
     reason = no_gpu_reason()
     if reason and not args.cpu:
@@ -211,13 +216,15 @@ def main() -> int:
         return 2
     expected_device = "cpu" if args.cpu else "cuda"
     names = graded_device.gpu_names()
-    print(f"GPU: {', '.join(names) or 'none'}; grading kernels expected on: {graded_device.expected({'workdir': ''})}", flush=True)
+    print(f"GPU: {', '.join(names) or 'none'}; "
+          f"grading kernels expected on: {graded_device.expected({'workdir': ''})}", flush=True)
     began = time.perf_counter()
     rows = []
     work = Path(tempfile.mkdtemp(prefix="course-gpu-"))
     # Notebooks run in processes started afresh (spawn): this one stays free of CUDA and of
     # their kernels, and they run while the classes are graded.
-    pool = concurrent.futures.ProcessPoolExecutor(args.notebooks_at_once, mp_context=multiprocessing.get_context("spawn"))
+    pool = concurrent.futures.ProcessPoolExecutor(args.notebooks_at_once,
+                                                  mp_context=multiprocessing.get_context("spawn"))
     try:
         if "sandbox" not in skip:
             rows.append(sandbox_probe(expected_device))
@@ -226,14 +233,16 @@ def main() -> int:
             for assignment in units:
                 folder = work / "source" / assignment
                 shutil.copytree(ROOT / "source" / assignment, folder)
-                pending.append(((assignment, "hidden tests"), pool.submit(run_notebook, str(folder / f"{assignment}.ipynb"), str(folder))))
+                notebook = str(folder / f"{assignment}.ipynb")
+                pending.append(((assignment, "hidden tests"), pool.submit(run_notebook, notebook, str(folder))))
         if "lesson" not in skip:
             lessons = work / "notebooks"
             shutil.copytree(ROOT / "notebooks", lessons)
             chosen = {unit[:2] for unit in units}
-            for lesson in LESSONS:  # all of them (lesson 09 has no assignment) unless --units chose
-                if args.units == ",".join(ASSIGNMENTS) or lesson.name[:2] in chosen:
-                    pending.append(((lesson.stem, "lesson"), pool.submit(run_notebook, str(lessons / lesson.name), str(lessons), True)))
+            every = args.units == ",".join(ASSIGNMENTS)  # all lessons (09 has no assignment) unless --units chose
+            pending.extend(((lesson.stem, "lesson"),
+                            pool.submit(run_notebook, str(lessons / lesson.name), str(lessons), True))
+                           for lesson in LESSONS if every or lesson.name[:2] in chosen)
         if "class" not in skip:
             course = class_course(work)
             course_cmd(course, "generate", *units)
@@ -256,8 +265,10 @@ def main() -> int:
 
 def report(rows: list[tuple], expected_device: str, seconds: float) -> int:
     """Print the table; a graded part that ran on another device failed, whatever it scored."""
-    rows = [(u, part, dev, "FAILED" if part.startswith(GRADED_PARTS) and dev != expected_device else res, s,
-             det or (f"graded on {dev}, expected {expected_device}" if part.startswith(GRADED_PARTS) and dev != expected_device else ""))
+    def elsewhere(part: str, dev: str) -> bool:
+        return part.startswith(GRADED_PARTS) and dev != expected_device
+    rows = [(u, part, dev, "FAILED" if elsewhere(part, dev) else res, s,
+             det or (f"graded on {dev}, expected {expected_device}" if elsewhere(part, dev) else ""))
             for u, part, dev, res, s, det in rows]
     print(f"{'unit':<24}{'part':<16}{'device':<8}{'result':<8}{'seconds':>8}  detail")
     for unit, part, device, result, took, detail in rows:

@@ -86,13 +86,13 @@ def main(argv=None):
           f"median of {args.repeats} (after one warm-up), live redraw every {args.every}")
     print(f"{'loop':12} {'way':10} {'ms / iteration':>15} {'x unwatched':>12}")
     for label, loop in (("train", train_loop), ("leaky eval", leaky_eval_loop)):
-        def make():   # an iterator over the batches, as a DataLoader gives: the loop holds one at a time
+        def make(loop=loop):   # an iterator over the batches, as a DataLoader gives: the loop holds one at a time
             return loop(make_model(), iter(batches))
         ways = {"unwatched": lambda: unwatched(make),
                 "measured": lambda: measured(make),
                 "live": lambda: live(make, n, args.every)}
         times = {name: [] for name in ways}
-        for name, fn in ways.items():
+        for fn in ways.values():
             fn()                                    # warm-up
         for _ in range(args.repeats):               # interleaved, so drift hits every way alike
             for name, fn in ways.items():

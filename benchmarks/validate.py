@@ -80,7 +80,8 @@ def student_lab(course: Path):
 def cpu_seconds(pid: int) -> float:
     """The CPU time a process has used (user and system): what its start costs on an idle machine,
     where it would have the core to itself."""
-    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
