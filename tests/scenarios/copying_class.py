@@ -13,6 +13,7 @@ import json
 import keyword
 import random
 import tokenize
+from typing import ClassVar
 
 from coursekit import ROOT, build_submission, nbgrader_meta, read_notebook, solution_code
 
@@ -41,12 +42,12 @@ class _Restyle(ast.NodeTransformer):
     call's first argument computed on a line of its own, a loop's (x, y) unpacked inside the loop,
     a + b written b + a, a < b written b > a, t.sum(0) written t.sum(dim=0) or torch.sum(t, 0), a
     dict's entries in another order."""
-    FUNCTIONS = {"sum", "mean", "abs", "exp", "log", "sqrt", "flatten", "reshape", "matmul", "allclose",
-                 "equal", "argmax", "amax", "clamp"}      # t.f(...) is torch.f(t, ...)
-    DIM_FIRST = {"sum", "mean", "amax", "amin", "std", "var", "prod", "argmax", "argmin", "softmax",
-                 "log_softmax", "cumsum", "squeeze", "unsqueeze"}   # t.f(0) is t.f(dim=0)
-    FLIPPED = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq,
-               ast.NotEq: ast.NotEq}
+    FUNCTIONS = frozenset({"sum", "mean", "abs", "exp", "log", "sqrt", "flatten", "reshape", "matmul", "allclose",
+                           "equal", "argmax", "amax", "clamp"})      # t.f(...) is torch.f(t, ...)
+    DIM_FIRST = frozenset({"sum", "mean", "amax", "amin", "std", "var", "prod", "argmax", "argmin", "softmax",
+                           "log_softmax", "cumsum", "squeeze", "unsqueeze"})   # t.f(0) is t.f(dim=0)
+    FLIPPED: ClassVar[dict[type, type]] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE,
+                                           ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
 
     def __init__(self, seed: int):
         self.rng, self.count = random.Random(seed), 0

@@ -154,7 +154,9 @@ def describe(t):
 def describe(t):
     return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": sum(t.shape)}
 """}, misconception="len-as-numel"),
-    Mutant("classify_error/dtype-first", equivalent="no real device error message carries a dtype word, so the order of the two tests never matters", answers={"q2_classify_error_answer": """
+    Mutant("classify_error/dtype-first",
+           equivalent="no real device error message carries a dtype word, so the order of the two tests never matters",
+           answers={"q2_classify_error_answer": """
 def classify_error(message):
     text = message.lower()
     if any(word in text for word in ("dtype", "scalar type", "not implemented for", "cast", "floating point")):
@@ -244,7 +246,8 @@ def same_after_rounding(value, observed, dtype):
 # {name: (misconception, why)} (tests/mutation.py, all_mutants).
 RELABELLED = {
     "q5_same_after_rounding_answer/drop-item#1": ("", "the answer comes back as a 0-d bool tensor, not a Python bool: "
-                                                  "no running total, a slip the type check names with its .item() hint"),
+                                                  "no running total, a slip the type check names with its "
+                                                  ".item() hint"),
     "q5_same_after_rounding_answer/item-as-detach#1": ("", "the answer comes back as a 0-d bool tensor, not a Python "
                                                        "bool: a slip the type check names with its .item() hint"),
 }

@@ -113,8 +113,10 @@ def centre_first_k(x, k):
 EQUIVALENT = {
     "q2_mse_loss_safe_answer/numel-as-len#1": "pred is (N,) or (N, 1), so len(pred) == pred.numel()",
     "q2_mse_loss_safe_answer/numel-as-len#2": "target is (N,) or (N, 1), so len(target) == target.numel()",
-    "q2_mse_loss_safe_answer/reshape-to-view#1": "an (N,) or (N, 1) tensor can always be viewed as (N,): a size-1 dimension never blocks a view",
-    "q2_mse_loss_safe_answer/reshape-to-view#2": "an (N,) or (N, 1) tensor can always be viewed as (N,): a size-1 dimension never blocks a view",
+    "q2_mse_loss_safe_answer/reshape-to-view#1": ("an (N,) or (N, 1) tensor can always be viewed as (N,): "
+                                                  "a size-1 dimension never blocks a view"),
+    "q2_mse_loss_safe_answer/reshape-to-view#2": ("an (N,) or (N, 1) tensor can always be viewed as (N,): "
+                                                  "a size-1 dimension never blocks a view"),
     "q5_centre_first_k_answer/keepdim-on#1": "a (1, k) mean broadcasts over the rows exactly as a (k,) one does",
 }
 
@@ -159,7 +161,9 @@ def broadcast_shape(a, b):
 def mse_loss_safe(pred, target):
     return ((pred - target) ** 2).mean()
 """}, misconception="column-vs-flat-loss"),
-    Mutant("mse_loss_safe/squeeze-all", equivalent="for (N,) and (N, 1) inputs squeeze() gives (N,), or () against () when N = 1: the same loss", answers={"q2_mse_loss_safe_answer": """
+    Mutant("mse_loss_safe/squeeze-all",
+           equivalent="for (N,) and (N, 1) inputs squeeze() gives (N,), or () against () when N = 1: the same loss",
+           answers={"q2_mse_loss_safe_answer": """
 def mse_loss_safe(pred, target):
     return ((pred.squeeze() - target.squeeze()) ** 2).mean()
 """}),
@@ -231,5 +235,6 @@ RELABELLED = {
     "q4_flat_copy_answer/clone-as-detach#1": ("reshape-always-copies", "detach() shares storage, so the result is "
                                               "reshape's view: the code takes reshape for a copy"),
     "q5_centre_first_k_answer/clone-as-contiguous#1": ("mutates-through-view", "contiguous() of a contiguous tensor is "
-                                                       "that tensor, so the in-place centring writes into the caller's"),
+                                                       "that tensor, so the in-place centring writes into the "
+                                                       "caller's"),
 }

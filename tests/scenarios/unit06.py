@@ -177,7 +177,8 @@ class PositionalScale(nn.Module):
 
 # Generated mutants that behave exactly like a correct answer, and why.
 EQUIVALENT = {
-    "q3_positional_scale_answer/drop-dtype-kwarg#1": "1.0 / (1.0 + an int64 arange) is float32 all the same: the division promotes to the default float dtype",
+    "q3_positional_scale_answer/drop-dtype-kwarg#1": ("1.0 / (1.0 + an int64 arange) is float32 all the same: "
+                                                      "the division promotes to the default float dtype"),
 }
 
 RUNNING_NORM = """
@@ -345,7 +346,8 @@ def parameter_count(model):
 def parameter_count(model):
     return {"trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
             "frozen": 0,
-            "buffers": sum(b.numel() for b in model.buffers()) + sum(p.numel() for p in model.parameters() if not p.requires_grad)}
+            "buffers": sum(b.numel() for b in model.buffers()) + """
+"""sum(p.numel() for p in model.parameters() if not p.requires_grad)}
 """}),
     Mutant("parameter_count/tensors-not-elements", {"q4_parameter_count_answer": """
 def parameter_count(model):

@@ -10,7 +10,8 @@ SCENARIOS = [
     Scenario("alternative_a", answers={
         "q1_save_checkpoint_answer": '''
 def save_checkpoint(path, model, optimizer, epoch, config):
-    checkpoint = dict(model=model.state_dict(), optimizer=optimizer.state_dict(), epoch=epoch, config=dict(vars(config)))
+    checkpoint = dict(model=model.state_dict(), optimizer=optimizer.state_dict(), epoch=epoch, '''
+'''config=dict(vars(config)))
     torch.save(checkpoint, str(path))
 ''',
         "q2_load_checkpoint_answer": '''
@@ -215,7 +216,8 @@ def save_checkpoint(path, model, optimizer, epoch, config):
 """}, misconception="optimizer-state-dropped"),
     Mutant("save_checkpoint/param-groups-only", {"q1_save_checkpoint_answer": """
 def save_checkpoint(path, model, optimizer, epoch, config):
-    torch.save({"model": model.state_dict(), "optimizer": {"state": {}, "param_groups": optimizer.state_dict()["param_groups"]},
+    torch.save({"model": model.state_dict(), "optimizer": {"state": {}, "param_groups": """
+"""optimizer.state_dict()["param_groups"]},
                 "epoch": epoch, "config": dataclasses.asdict(config)}, path)
 """}, misconception="optimizer-state-dropped"),
     Mutant("save_checkpoint/epoch-as-tensor", {"q1_save_checkpoint_answer": """
@@ -237,21 +239,24 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     optimizer = make_optimizer(model.parameters())
     optimizer.load_state_dict(checkpoint["optimizer"])
     model = model.to(device)
-    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""),
+        misconception="optimizer-on-old-parameters"),
     Mutant("load_checkpoint/optimizer-on-another-model", load_checkpoint("""
     checkpoint = torch.load(path, map_location=device, weights_only=True)
     optimizer = make_optimizer(make_model().to(device).parameters())
     optimizer.load_state_dict(checkpoint["optimizer"])
     model = make_model().to(device)
     model.load_state_dict(checkpoint["model"])
-    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""),
+        misconception="optimizer-on-old-parameters"),
     Mutant("load_checkpoint/assign-after-optimizer", load_checkpoint("""
     checkpoint = torch.load(path, map_location=device, weights_only=True)
     model = make_model().to(device)
     optimizer = make_optimizer(model.parameters())
     optimizer.load_state_dict(checkpoint["optimizer"])
     model.load_state_dict(checkpoint["model"], assign=True)
-    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""), misconception="optimizer-on-old-parameters"),
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]"""),
+        misconception="optimizer-on-old-parameters"),
     Mutant("load_checkpoint/model-not-moved", load_checkpoint("""
     checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     model = make_model()
@@ -289,7 +294,8 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     model.to(device)
     optimizer = make_optimizer(model.parameters())
     optimizer.load_state_dict(checkpoint["optimizer"])
-    return model, optimizer, checkpoint["epoch"], TrainConfig(**checkpoint["config"])"""), misconception="config-not-plain"),
+    return model, optimizer, checkpoint["epoch"], TrainConfig(**checkpoint["config"])"""),
+        misconception="config-not-plain"),
     Mutant("load_untrusted/unsafe-then-check", {"q3_load_untrusted_answer": """
 def load_untrusted(path):
     checkpoint = torch.load(path, weights_only=False)

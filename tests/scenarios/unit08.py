@@ -11,6 +11,9 @@ def make_regressor(config):
     return model
 
 '''
+# The preamble and run's signature, as the task gives it; each answer's body follows on the next line.
+RUN_HEAD = RUN_PREFIX + ("\ndef run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, "
+                         "train_epoch=train_epoch, evaluate=evaluate):")
 
 
 REGRESSOR = """
@@ -37,8 +40,7 @@ def regressor(statistics: str = BUFFERS, fit: str = FIT) -> dict:
     return {"q1_regressor_answer": REGRESSOR.replace("{statistics}", statistics).replace("{fit}", fit)}
 
 
-RUN = RUN_PREFIX + """
-def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+RUN = RUN_HEAD + """
     path = Path(folder) / "checkpoint.pt"
     config = {"hidden": 16, "lr": 0.01} if config is None else dict(config)
     checkpoint = torch.load(path, {load}) if path.exists() else None
@@ -116,8 +118,7 @@ def evaluate(model, loader, loss_fn, device):
         model.train(mode)
     return sum(l * n for l, n in parts) / sum(n for _, n in parts)
 ''',
-        "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+        "q4_run_answer": RUN_HEAD + '''
     checkpoint_path = str(Path(folder) / "checkpoint.pt")
     saved = torch.load(checkpoint_path, map_location="cpu") if Path(checkpoint_path).exists() else None
     settings = saved["config"] if saved else {"hidden": 16, "lr": 0.01, **(config or {})}
@@ -184,8 +185,7 @@ def evaluate(model, loader, loss_fn, device):
     model.train(previous)
     return total / count
 ''',
-        "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+        "q4_run_answer": RUN_HEAD + '''
     path = Path(folder) / "checkpoint.pt"
     saved = torch.load(path, map_location=device, weights_only=True) if path.exists() else None
     hidden, lr = (saved["config"]["hidden"], saved["config"]["lr"]) if saved else (
@@ -245,7 +245,8 @@ def evaluate(model, loader, loss_fn, device):
         loses={"q1_regressor_tests"}, says=["Pitfall: statistics stored as a Parameter"]),
     Scenario("fit_normaliser_records", answers=regressor(fit="""self.mean.copy_(x.mean(0))
         self.std.copy_(x.std(0))"""),
-        loses={"q1_regressor_tests"}, says=["Pitfall: missing no_grad", "fit_normaliser(x) on an x that requires grad"]),
+        loses={"q1_regressor_tests"},
+        says=["Pitfall: missing no_grad", "fit_normaliser(x) on an x that requires grad"]),
     Scenario("evaluate_batch_not_moved", answers={
         "q3_evaluate_answer": """
 def evaluate(model, loader, loss_fn, device):
@@ -264,7 +265,8 @@ def evaluate(model, loader, loss_fn, device):
              loses={"q4_run_safety_tests"}, says=["with meta as the device: Device mismatch in aten."]),
     Scenario("run_trains_nothing", answers=run_answer(
         optimizer='optimizer = torch.optim.Adam(make_model(config).to(device).parameters(), lr=config["lr"])'),
-        loses={"q4_run_tests", "q4_run_safety_tests"}, says=["Pitfall: an optimiser built on the old model's parameters"]),
+        loses={"q4_run_tests", "q4_run_safety_tests"},
+        says=["Pitfall: an optimiser built on the old model's parameters"]),
     Scenario("run_unsafe_load", answers=run_answer(load="map_location=device, weights_only=False"),
              loses={"q4_run_safety_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
     Scenario("column_predictions", answers={
@@ -340,8 +342,7 @@ def evaluate(model, loader, loss_fn, device):
 ''',
     }, loses={"q3_evaluate_tests"}, says=["Pitfall: train mode not restored after evaluation"]),
     Scenario("optimizer_state_dropped", answers={
-        "q4_run_answer": RUN_PREFIX + '''
-def run(folder, epochs, device, stop_after=None, config=None, make_model=make_regressor, train_epoch=train_epoch, evaluate=evaluate):
+        "q4_run_answer": RUN_HEAD + '''
     path = Path(folder) / "checkpoint.pt"
     config = config or {"hidden": 16, "lr": 0.01}
     checkpoint = torch.load(path, map_location=device, weights_only=True) if path.exists() else None
@@ -420,7 +421,8 @@ def evaluate(eval="model.eval()", context="torch.no_grad()", x="x.to(device)", y
 MUTANTS = [
     Mutant("regressor/statistics-as-parameter", regressor(
         statistics="""self.mean = nn.Parameter(torch.zeros(in_features), requires_grad=False)
-        self.std = nn.Parameter(torch.ones(in_features), requires_grad=False)"""), misconception="statistics-as-parameter"),
+        self.std = nn.Parameter(torch.ones(in_features), requires_grad=False)"""),
+        misconception="statistics-as-parameter"),
     Mutant("regressor/trainable-statistics", regressor(
         statistics="""self.mean = nn.Parameter(torch.zeros(in_features))
         self.std = nn.Parameter(torch.ones(in_features))"""), misconception="statistics-as-parameter"),
@@ -438,16 +440,21 @@ MUTANTS = [
     Mutant("regressor/fit-leaves-statistics-on-cpu", regressor(fit="""with torch.no_grad():
             self.mean = x.mean(0).cpu()
             self.std = x.std(0).cpu()"""), misconception="created-on-default-device"),
-    Mutant("regressor/column-output", {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", "")},
+    Mutant("regressor/column-output",
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", "")},
            misconception="column-vs-flat-loss"),
-    Mutant("regressor/squeeze-all", {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")},
+    Mutant("regressor/squeeze-all",
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")},
            misconception="column-vs-flat-loss"),
     Mutant("train_epoch/batch-not-moved", train_epoch(move="pass"), misconception="batch-not-moved"),
     Mutant("train_epoch/target-not-moved", train_epoch(move="x = x.to(device)"), misconception="batch-not-moved"),
-    Mutant("train_epoch/to-not-assigned", train_epoch(move="x.to(device), y.to(device)"), misconception="to-not-assigned"),
-    Mutant("train_epoch/running-loss-tensor", train_epoch(log="total = total + loss * len(x)", result="(total / count).item()"),
+    Mutant("train_epoch/to-not-assigned", train_epoch(move="x.to(device), y.to(device)"),
+           misconception="to-not-assigned"),
+    Mutant("train_epoch/running-loss-tensor",
+           train_epoch(log="total = total + loss * len(x)", result="(total / count).item()"),
            misconception="running-loss-tensor"),
-    Mutant("train_epoch/returns-tensor", train_epoch(log="total += loss.detach() * len(x)"), misconception="running-loss-tensor"),
+    Mutant("train_epoch/returns-tensor", train_epoch(log="total += loss.detach() * len(x)"),
+           misconception="running-loss-tensor"),
     Mutant("train_epoch/zero-grad-once", train_epoch(zero="", zero_once="optimizer.zero_grad()\n    "),
            misconception="grad-accumulates"),
     Mutant("train_epoch/unweighted", train_epoch(log="total += loss.item()", result="total / len(loader)")),
@@ -462,30 +469,38 @@ MUTANTS = [
         optimizer='optimizer = torch.optim.Adam(make_model(config).to(device).parameters(), lr=config["lr"])'),
         misconception="optimizer-on-old-parameters"),
     Mutant("run/optimizer-before-move", run_answer(
-        model='model = make_model(config)\n    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])\n    model = model.to(device)',
+        model='model = make_model(config)\n'
+              '    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])\n'
+              '    model = model.to(device)',
         optimizer=""), misconception="optimizer-on-old-parameters"),
     Mutant("run/unsafe-load", run_answer(load="map_location=device, weights_only=False"), misconception="unsafe-load"),
     Mutant("run/no-map-location", run_answer(load="weights_only=True")),
     Mutant("run/model-object-saved", run_answer(saved="model"), misconception="saved-model-object"),
-    Mutant("run/seed-after-model", with_default_run(("    torch.manual_seed(0)\n    model = make_model(config).to(device)",
-                                                     "    model = make_model(config).to(device)\n    torch.manual_seed(0)"))),
+    Mutant("run/seed-after-model", with_default_run(
+        ("    torch.manual_seed(0)\n    model = make_model(config).to(device)",
+         "    model = make_model(config).to(device)\n    torch.manual_seed(0)"))),
     Mutant("run/sgd", run_answer(optimizer='optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"])')),
     Mutant("run/lr-fixed", run_answer(optimizer="optimizer = torch.optim.Adam(model.parameters(), lr=0.01)")),
-    Mutant("run/history-not-restored", with_default_run(('history, done = checkpoint["history"], checkpoint["epoch"]',
-                                                         'history, done = [None] * len(checkpoint["history"]), checkpoint["epoch"]'))),
+    Mutant("run/history-not-restored", with_default_run(
+        ('history, done = checkpoint["history"], checkpoint["epoch"]',
+         'history, done = [None] * len(checkpoint["history"]), checkpoint["epoch"]'))),
     Mutant("run/checkpoint-before-training", with_default_run(
-        ('        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "config": config,\n'
+        ('        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
+         '"epoch": epoch, "config": config,\n'
          '                    "history": history}, path)\n', ""),
-        ("        train_loss = train_epoch(", '        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
-                                            '"epoch": epoch - 1, "config": config, "history": history}, path)\n'
-                                            "        train_loss = train_epoch("))),
+        ("        train_loss = train_epoch(",
+         '        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
+         '"epoch": epoch - 1, "config": config, "history": history}, path)\n'
+         "        train_loss = train_epoch("))),
     Mutant("run/config-from-argument", with_default_run(('        config = checkpoint["config"]\n', "        pass\n"))),
-    Mutant("run/config-not-plain", {"q4_run_answer": "import types\n" + run_answer(config="types.SimpleNamespace(**config)")["q4_run_answer"]},
+    Mutant("run/config-not-plain",
+           {"q4_run_answer": "import types\n" + run_answer(config="types.SimpleNamespace(**config)")["q4_run_answer"]},
            misconception="config-not-plain"),
     Mutant("run/epoch-not-saved", with_default_run(('"epoch": epoch, "config"', '"config"'))),
     Mutant("run/epoch-off-by-one", with_default_run(('"epoch": epoch, "config"', '"epoch": epoch - 1, "config"'))),
     Mutant("run/stop-one-late", with_default_run(("epoch >= stop_after", "epoch > stop_after"))),
-    Mutant("run/optimizer-state-dropped", with_default_run(('        optimizer.load_state_dict(checkpoint["optimizer"])\n', "")),
+    Mutant("run/optimizer-state-dropped",
+           with_default_run(('        optimizer.load_state_dict(checkpoint["optimizer"])\n', "")),
            misconception="optimizer-state-dropped"),
     Mutant("evaluate/requires-grad-false", {"q3_evaluate_answer": """
 def evaluate(model, loader, loss_fn, device):
