@@ -108,7 +108,7 @@ class KernelWatch:
     def _event(self, data: bytes) -> None:
         if len(data) < EVENT + 32 or struct.unpack_from("=I", data, EVENT)[0] != PROC_EVENT_UID:
             return
-        pid, tgid, ruid, euid = struct.unpack_from("=IIII", data, EVENT + 16)
+        _pid, tgid, ruid, euid = struct.unpack_from("=IIII", data, EVENT + 16)
         taken = {uid for uid in (ruid, euid) if uid in PRIVATE_UIDS} - self.uids
         if not taken:
             return

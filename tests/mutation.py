@@ -109,7 +109,8 @@ OPERATORS = [
     # Autograd (units 04 and 05).
     Operator("drop-zero-grad", r"^(\s*)\S*(?:zero_grad\(.*\)|\.grad\.zero_\(\))$", r"\1pass", "grad-accumulates"),
     Operator("drop-no-grad", r"with torch\.(?:no_grad|inference_mode)\(\):", "if True:", "missing-no-grad"),
-    Operator("no-grad-as-enable-grad", r"torch\.(?:no_grad|inference_mode)\(\)", "torch.enable_grad()", "missing-no-grad"),
+    Operator("no-grad-as-enable-grad", r"torch\.(?:no_grad|inference_mode)\(\)", "torch.enable_grad()",
+             "missing-no-grad"),
     Operator("drop-no-grad-decorator", r"^\s*@torch\.no_grad\(\)\n", "", "missing-no-grad"),
     Operator("drop-detach", r"\.detach\(\)", "", "running-loss-tensor"),
     Operator("drop-item", r"\.item\(\)", "", "running-loss-tensor"),
@@ -160,7 +161,7 @@ def text_spans(code: str) -> list[tuple[int, int]]:
     spans = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
-            if token.type in (tokenize.STRING, tokenize.COMMENT) or token.type == getattr(tokenize, "FSTRING_START", -1):
+            if token.type in (tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_START", -1)):
                 (r1, c1), (r2, c2) = token.start, token.end
                 spans.append((starts[r1 - 1] + c1, starts[r2 - 1] + c2))
     except (tokenize.TokenError, IndentationError):
@@ -232,10 +233,11 @@ def target_cells(mutant: Mutant) -> set[str]:
 # The runner.
 
 def run_jobs(assignment: str | None, jobs: list[dict], workers: int = 2, timeout: float = 120.0) -> dict[str, dict]:
-    """Run each job {"name", "answers": {answer cell: code}, "only": [test cells, or the exercises of all their test cells] or None} in a
-    fresh fork of a warm server for `assignment`. Returns {name: {"failed": {test cell:
-    "Type: message"}, "ran": [test cells], "seconds": float}}. A job with its own "assignment"
-    runs that one's notebook: one server (one torch import) serves several units."""
+    """Run each job {"name", "answers": {answer cell: code}, "only": [test cells, or the exercises
+    of all their test cells] or None} in a fresh fork of a warm server for `assignment`. Returns
+    {name: {"failed": {test cell: "Type: message"}, "ran": [test cells], "seconds": float}}. A job
+    with its own "assignment" runs that one's notebook: one server (one torch import) serves
+    several units."""
     request = json.dumps({"assignment": assignment, "jobs": jobs, "workers": workers, "timeout": timeout})
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     done = subprocess.run([sys.executable, __file__, "--serve"], input=request, capture_output=True,
@@ -327,7 +329,7 @@ def _serve() -> None:
                 results[job["name"]] = json.loads(b"".join(parts))
             except ValueError:
                 results[job["name"]] = {"failed": {"*": "the child died"}, "ran": [], "seconds": 0.0}
-        for fd, (pid, job, started, parts) in list(running.items()):
+        for fd, (pid, job, started, _) in list(running.items()):
             if time.monotonic() - started > request["timeout"]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
@@ -401,7 +403,7 @@ def score_unit(unit: str, workers: int = 2, mutants=None, variants=None, with_sc
     jobs = mutant_jobs(mutants) + variant_jobs(unit, variants) + variant_jobs(unit, wrong)
     results = run_jobs(module.ASSIGNMENT, jobs, workers=workers)
     live = [m for m in mutants if not m.equivalent]
-    report = {
+    return {
         "unit": unit, "assignment": module.ASSIGNMENT,
         "caught": [m for m in live if caught(m, results[m.name])],
         # Of the caught mutants that model a misconception: named it, or said something else.
@@ -417,7 +419,6 @@ def score_unit(unit: str, workers: int = 2, mutants=None, variants=None, with_sc
         "scenarios_wrong": {s.student: why for s in wrong
                             if (why := scenario_verdict(s, results[f"variant:{s.student}"]))},
     }
-    return report
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--serve"]:

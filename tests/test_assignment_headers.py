@@ -42,4 +42,5 @@ def test_the_header_states_what_the_metadata_grades(path):
     stated = (int(total), WORDS[count], int(exercise_points), WORDS[questions], int(quiz_points))
     actual = (sum(exercises.values()) + sum(quiz.values()), len(exercises), sum(exercises.values()),
               len(quiz), sum(quiz.values()))
-    assert stated == actual, f"{path.name}: the header says {stated}, the metadata grades {actual} (total, exercises, their points, questions, their points)"
+    assert stated == actual, (f"{path.name}: the header says {stated}, the metadata grades {actual} "
+                              "(total, exercises, their points, questions, their points)")

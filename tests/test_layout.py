@@ -72,12 +72,12 @@ def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(node, trail):
         if state.get(node) == "open":
-            return trail + [node]
+            return [*trail, node]
         if state.get(node) == "done":
             return None
         state[node] = "open"
         for target in sorted(graph.get(node, ())):
-            if circle := visit(target, trail + [node]):
+            if circle := visit(target, [*trail, node]):
                 return circle
         state[node] = "done"
         return None

@@ -95,10 +95,11 @@ def _cell(kind: str, text: str) -> dict:
 
 
 def test_the_measure_stops_at_the_first_optional_heading_and_counts_words_lines_and_try_its():
-    cells = ([_cell("markdown", "# A lesson\n\nNine words of prose, [a link](http://x.org/a b) here."),
-              _cell("code", "x = 1\n\n   \ny = x + 1  # a comment"),
-              _cell("markdown", "**Try it.** Change `x`.\n\n**Try it.** Again.")]
-             + [_cell("markdown", "## Optional: a fine point"), _cell("code", "z = 2")])
+    cells = [_cell("markdown", "# A lesson\n\nNine words of prose, [a link](http://x.org/a b) here."),
+             _cell("code", "x = 1\n\n   \ny = x + 1  # a comment"),
+             _cell("markdown", "**Try it.** Change `x`.\n\n**Try it.** Again."),
+             # the optional part, which the measure leaves out
+             _cell("markdown", "## Optional: a fine point"), _cell("code", "z = 2")]
     main = main_path(cells)
     assert main == cells[:3]
     assert (markdown_words(main), code_lines(main), try_its(main)) == (9 + 7, 2, 2)
@@ -199,7 +200,8 @@ def section_references(text: str, own_unit: str) -> list[tuple[str, str, str, st
         rest = match.groupdict().get("rest") or ""
         if not title and rest.startswith(". "):          # "section 2. What backward fills"
             tail = text[match.end():]
-            title = re.split(r"\)|\s[-–—]\s|[.;:](?:\s|$)|\"|'|$", tail, maxsplit=1)[0]
+            # the title ends at a bracket, a spaced hyphen, en or em dash, a stop, a quote or the end
+            title = re.split(r"\)|\s[-\u2013\u2014]\s|[.;:](?:\s|$)|\"|'|$", tail, maxsplit=1)[0]
         return title.strip()
 
     taken: list[range] = []
@@ -259,7 +261,7 @@ LESSON_FOR_TEST = [_cell("markdown", "# 05 A lesson\n\nOptional parts at the end
                    _cell("markdown", "## Optional: when the saved tensors are freed")]
 
 
-@pytest.mark.parametrize("text, wanted", [
+@pytest.mark.parametrize(("text", "wanted"), [
     ('Re-read section 1 of the lesson, "What one forward pass keeps".', [("05", "1", "What one forward pass keeps")]),
     ("Re-read sections 1 and 2 of the lesson: both.", [("05", "1", ""), ("05", "2", "")]),
     ("See lesson 04, section 2. What backward fills; then try again.", [("04", "2", "What backward fills")]),
@@ -284,7 +286,7 @@ def test_a_reference_resolves_only_to_a_main_path_heading_of_that_number_and_tit
 
     assert check('section 1 of the lesson, "What one forward pass keeps"') == [None]
     assert check("section 2 of the lesson") == [None]
-    assert headings(LESSON_FOR_TEST + [_cell("markdown", "```python\n# 9. a comment\n```")])[-1][0] != "9. a comment"
+    assert headings([*LESSON_FOR_TEST, _cell("markdown", "```python\n# 9. a comment\n```")])[-1][0] != "9. a comment"
     assert check("the lesson's \"The mode is state on the model\"") == [None]
     assert check("[see](notebooks/05_x_lesson.ipynb#2.-no_grad:-nothing-recorded)") == [None]
     assert "no section 3" in check("section 3 of the lesson")[0]

@@ -70,7 +70,7 @@ def test_a_well_formed_table_passes_both_renderers():
     assert "<table>" in GFM.render(GOOD) and "<table>" in NBCONVERT_LIKE(GOOD)
 
 
-@pytest.mark.parametrize("broken, found", [
+@pytest.mark.parametrize(("broken", "found"), [
     ("| a | b |\n|---|---|\n| 1 | 2 | (a remark after the row)\n", "text after the row's last pipe"),
     ("| a | b |\n|---|---|\n| 1 | 2 |\na sentence right under the table\n", "a line without a leading pipe"),
     ("| a | b |\n|---|---|\n| 1 | 2 | 3 |\n", "3 cells where the header has 2"),

@@ -104,7 +104,8 @@ def test_sampled_mutants_are_caught_naming_their_misconception(unit, sample_resu
         if m.name in NAMES:
             text = " ".join(results[m.name]["failed"].values())
             name = CATALOGUE[NAMES[m.name]].name
-            assert f"Pitfall: {name}." in text, f"{m.name} was caught, but its feedback does not name {name!r}: {text[:400]}"
+            assert f"Pitfall: {name}." in text, \
+                f"{m.name} was caught, but its feedback does not name {name!r}: {text[:400]}"
             assert mutation.named(m, results[m.name]) == (m.misconception == NAMES[m.name]), m.name
     covered(f"{unit}: {len(mutants)} sampled mutants caught")
 
@@ -138,7 +139,8 @@ def test_the_runner_fails_what_is_wrong_and_passes_the_solution(runner_results):
     """Guards every test above: an answer that raises fails its test cell and only that one; the
     reference solution fails none; a test cell's message and line come back."""
     assert set(runner_results["broken"]["failed"]) == {"q4_tensor_bytes_tests"}
-    assert re.search(r"NotImplementedError.*\(line \d+ of the cell\)", runner_results["broken"]["failed"]["q4_tensor_bytes_tests"])
+    assert re.search(r"NotImplementedError.*\(line \d+ of the cell\)",
+                     runner_results["broken"]["failed"]["q4_tensor_bytes_tests"])
     assert runner_results["solution"]["failed"] == {}
     assert "q4_tensor_bytes_tests" in runner_results["solution"]["ran"]
 
@@ -192,7 +194,8 @@ def test_every_code_exercise_has_two_correct_variants(covered):
     for unit in mutation.UNITS:
         module = mutation.unit_module(unit)
         variants = [s for s in mutation.correct_variants(unit) if s.answers]
-        solutions = {c["grade_id"]: c["code"] for c in mutation.notebook_cells(module.ASSIGNMENT) if c["kind"] == "answer"}
+        solutions = {c["grade_id"]: c["code"] for c in mutation.notebook_cells(module.ASSIGNMENT)
+                     if c["kind"] == "answer"}
         for exercise in mutation.exercises(module.ASSIGNMENT):
             if not re.search(r"^\s*(def|class) ", solutions[exercise], re.M):
                 continue
@@ -203,11 +206,13 @@ def test_every_code_exercise_has_two_correct_variants(covered):
 
 
 def test_named_reads_the_first_misconception_a_target_cell_names():
-    """A mutant is named correctly when the first "Pitfall: ..." message of its own exercise's cells carries its key;
-    a generic verdict, another key, or a key named only by another exercise's cell is not."""
+    """A mutant is named correctly when the first "Pitfall: ..." message of its own exercise's cells
+    carries its key; a generic verdict, another key, or a key named only by another exercise's cell
+    is not."""
     from autograder.misconceptions import pitfall_message
     m = Mutant("q1_evaluate_answer/x", {"q1_evaluate_answer": ""}, misconception="mode-not-restored")
-    own = "PitfallError: " + pitfall_message("mode-not-restored", "The model was training before.") + " (line 3 of the cell)"
+    own = ("PitfallError: " + pitfall_message("mode-not-restored", "The model was training before.")
+           + " (line 3 of the cell)")
     other = "PitfallError: " + pitfall_message("missing-no-grad")
     assert mutation.named(m, {"failed": {"q1_evaluate_tests": own}})
     assert not mutation.named(m, {"failed": {"q1_evaluate_tests": "GradingError: x: wrong value. You gave 1.0."}})

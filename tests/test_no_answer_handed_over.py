@@ -56,9 +56,8 @@ def readable_definitions(assignment: str) -> list[tuple[str, ast.AST]]:
                 tree = ast.parse(piece)
             except SyntaxError:  # a fragment in the task's prose, or IPython syntax
                 continue
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                    found.append((f"cell {index}", node))
+            found.extend((f"cell {index}", node) for node in ast.walk(tree)
+                         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
     return found
 
 

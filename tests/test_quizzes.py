@@ -154,7 +154,7 @@ def test_no_key_is_the_only_option_that_gives_a_reason():
     """An option that explains itself ("...: because the lesson's rule says so") must not be the
     key alone: a distractor of the item gives a reason too."""
     alone = [f"{a} {n}" for a, n, key, texts in worded_items()
-             if REASON.search(texts[key]) and not any(REASON.search(t) for l, t in texts.items() if l != key)]
+             if REASON.search(texts[key]) and not any(REASON.search(t) for option, t in texts.items() if option != key)]
     assert not alone, f"items where only the key gives a reason: {alone}"
 
 
@@ -162,7 +162,8 @@ def test_no_key_is_the_only_option_that_gives_a_reason():
 
 ABSOLUTE = re.compile(r"\b(always|never|only|all)\b", re.I)
 WORD = re.compile(r"[a-z0-9_]+(?:'[a-z]+)?")
-SHORT_WORDS = set(["that", "this", "with", "from", "what", "which", "there", "their", "they", "them", "does", "have", "into", "when", "then", "than", "each", "every", "your"])
+SHORT_WORDS = {"that", "this", "with", "from", "what", "which", "there", "their", "they", "them", "does", "have",
+               "into", "when", "then", "than", "each", "every", "your"}
 
 
 def words(text: str) -> list[str]:

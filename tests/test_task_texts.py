@@ -85,9 +85,8 @@ def unstated(nb: dict) -> list[str]:
     for name, ex in exercises(nb).items():
         text = ex["text"]
         for key in sorted(pitfall_keys(ex["hidden"])):
-            for pattern in KEY_WORDS[key]:
-                if not re.search(pattern, text, re.I):
-                    missing.append(f"{name}: can raise {key}, but no sentence matches {pattern!r}")
+            missing.extend(f"{name}: can raise {key}, but no sentence matches {pattern!r}"
+                           for pattern in KEY_WORDS[key] if not re.search(pattern, text, re.I))
         if re.search(r"""["']meta["]|device\(["']meta""", ex["tests"]) and "`meta`" not in text:
             missing.append(f"{name}: its tests run on meta, which its texts never name")
         if "strict_devices(" in ex["tests"] and not re.search(r"strict device mode", text, re.I):
