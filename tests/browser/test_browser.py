@@ -10,6 +10,7 @@ every question, and its contents entries, clicked in the lab's own HTML viewer, 
 without reloading the pane. Screenshots land in artifacts/screenshots/ for a person to look at.
 
 One server per role, one browser, one notebook at a time: about 4 minutes on 2 cores."""
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -278,7 +279,8 @@ def page(lab):
         tab.set_default_timeout(WIDGET_S * 1000)
         tab.goto(f"{lab}/lab?token={TOKEN}")
         tab.wait_for_function("window.jupyterapp !== undefined", timeout=KERNEL_S * 1000)
-        tab.evaluate("window.jupyterapp.restored.then(() => window.jupyterapp.shell.collapseLeft())")  # room for widgets
+        # room for widgets
+        tab.evaluate("window.jupyterapp.restored.then(() => window.jupyterapp.shell.collapseLeft())")
         tab.on("pageerror", lambda error: PAGE_ERRORS.append(str(error)))
         yield tab
         browser.close()
@@ -358,8 +360,10 @@ def check_widgets_render(page, panel) -> int:
     try:
         expect(drawn).to_have_count(wanted, timeout=WIDGET_S * 1000)
     except AssertionError:
-        broken = panel.locator(".jupyter-widgets-error-widget, .jp-OutputArea-output:has-text('Error displaying widget')")
-        raise AssertionError(f"{wanted} widget outputs, {drawn.count()} drawn; errors: {broken.all_inner_texts()}") from None
+        broken = panel.locator(".jupyter-widgets-error-widget, "
+                               ".jp-OutputArea-output:has-text('Error displaying widget')")
+        raise AssertionError(f"{wanted} widget outputs, {drawn.count()} drawn; "
+                             f"errors: {broken.all_inner_texts()}") from None
     return wanted
 
 
@@ -399,9 +403,11 @@ def overflow(view) -> list[str]:
             if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX) && a.getBoundingClientRect().right <= edge)
                 return true;
             return false; };
-        for (const e of out.querySelectorAll('table, p, td, th, svg, canvas, img'))
-            if (e.getBoundingClientRect().right > edge && !scrolls(e))
-                found.push(say(e, `ends at ${Math.round(e.getBoundingClientRect().right)} px, the output at ${Math.round(edge - 8)}`));
+        for (const e of out.querySelectorAll('table, p, td, th, svg, canvas, img')) {
+            const right = e.getBoundingClientRect().right;
+            if (right > edge && !scrolls(e))
+                found.push(say(e, `ends at ${Math.round(right)} px, the output at ${Math.round(edge - 8)}`));
+        }
         for (const e of out.querySelectorAll('td')) {
             const text = document.createRange();
             text.selectNodeContents(e);
@@ -531,7 +537,7 @@ def test_lesson_runs_clean_and_its_widgets_work(lab_page, lesson, covered):
     covered(summary)
 
 
-@pytest.mark.parametrize("assignment,name", assignment_paths())
+@pytest.mark.parametrize(("assignment", "name"), assignment_paths())
 def test_solved_assignment_runs_clean_and_validates(lab_page, assignment, name, covered):
     panel, summary = run_and_check(lab_page, f"solved/{assignment}/{name}", f"solved-{assignment}")
     checklist = validate(lab_page, panel, f"solved-{assignment}-validate.png")
@@ -540,7 +546,7 @@ def test_solved_assignment_runs_clean_and_validates(lab_page, assignment, name, 
     covered(f"{summary}; Validate's checklist: every exercise passed, every question answered")
 
 
-@pytest.mark.parametrize("assignment,name", assignment_paths())
+@pytest.mark.parametrize(("assignment", "name"), assignment_paths())
 def test_untouched_assignment_validates_as_not_answered(lab_page, assignment, name, covered):
     panel = open_notebook(lab_page, f"untouched/{assignment}/{name}", kernel=False)  # Validate uses its own
     checklist = validate(lab_page, panel, f"untouched-{assignment}-validate.png")
@@ -564,12 +570,10 @@ def test_run_all_on_an_untouched_assignment_reaches_every_exercise(lab_page, cov
     """Run All goes past each unanswered stub to the next exercise and still shows each error."""
     panel = open_notebook(lab_page, f"run-all/{HALF[0]}/{HALF[1]}")
     run_all(lab_page)  # its promise settles at the first error; the kernel runs on through the queue
-    try:
+    with contextlib.suppress(PlaywrightTimeoutError):  # the assertion below names the cells never run
         lab_page.wait_for_function("""() => Array.from(window.jupyterapp.shell.currentWidget.content.model.cells)
             .every(c => c.type !== 'code' || c.executionCount !== null || !c.sharedModel.getSource().trim())""",
                                    timeout=RUN_ALL_S * 1000)
-    except PlaywrightTimeoutError:
-        pass  # the assertion below names the cells never run
     problems = run_problems(lab_page)
     panel.locator(".jp-Cell").last.scroll_into_view_if_needed()
     lab_page.screenshot(path=SCREENSHOTS / f"untouched-{HALF[0]}-run-all.png")
