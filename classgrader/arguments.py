@@ -23,6 +23,14 @@ BadArguments, check_assignment, folders = arguments.BadArguments, arguments.chec
 # As nbgrader_config.py sets them (tests/classgrader/test_arguments.py keeps them equal).
 SOURCE, RELEASE = "source", "release"
 SUBMITTED, AUTOGRADED, FEEDBACK = (os.path.join("runtime", d) for d in ("submitted", "autograded", "feedback"))
+GRADEBOOK = os.path.join("runtime", "gradebook.db")
+GRADING = os.path.join("runtime", "grading")  # what a class run recorded (classgrader/class_run/outcomes.py)
+
+
+def graded(root: str = ".") -> list[str]:
+    """The assignments with grading records (runtime/grading/ID/outcomes/), which ./course report reads."""
+    grading = os.path.join(root, GRADING)
+    return [name for name in folders(grading) if os.path.isdir(os.path.join(grading, name, "outcomes"))]
 
 
 def known(command: str, ids: list[str]) -> str:

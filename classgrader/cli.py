@@ -20,6 +20,7 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -90,7 +91,8 @@ COMMANDS = {
                       role="instructor"),
     "report": Command("ID [ID ...] [--all] [--below PERCENT]",
                       "what the class got wrong, one page per assignment (runtime/reports/)",
-                      [("ids", {"nargs": "*"}), ("--all", {"action": "store_true"}), ("--below", {"type": float})],
+                      [("ids", {"nargs": "*"}), ("--all", {"action": "store_true"}),
+                       ("--below", {"type": float, "metavar": "PERCENT"})],
                       role="instructor"),
     "similarity": Command("ID [ID ...]", "which students wrote the same code, ranked for your review "
                           "(runtime/reports/similarity-ID.html)", [("ids", {"nargs": "*"})], role="instructor"),
@@ -160,13 +162,18 @@ def parse(name: str, args: list[str]) -> argparse.Namespace:
 
 
 def parse_or_exit(name: str, args: list[str]) -> argparse.Namespace:
-    """parse, for a command's own module (python -m classgrader.class_run.classroom ...): one line and
-    exit 2 when the arguments are wrong, so they are parsed by this table alone."""
+    """parse, for a command's own module (python -m classgrader.commands.report ...): one line and
+    exit 2 when the arguments are wrong, so every command's are parsed by this table alone."""
     try:
         return parse(name, args)
     except BadArguments as problem:
-        print(f"course: {problem}", file=sys.stderr)
-        raise SystemExit(2) from None
+        refuse(str(problem))
+
+
+def refuse(line: str) -> NoReturn:
+    """What every command says to a bad argument: one line on stderr, exit 2, nothing changed."""
+    print(f"course: {line}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 # ---- what each command's values must be, beyond their syntax ----
@@ -196,8 +203,20 @@ def _check_autograde(checks, parsed) -> None:
 def _check_report(checks, parsed) -> None:
     if parsed.all == bool(parsed.ids):
         raise BadArguments("report needs assignment ids or --all, e.g. ./course report 01_tensors")
+    if parsed.below is not None and not 0 <= parsed.below <= 100:
+        raise BadArguments(f"--below takes a percentage from 0 to 100, not {parsed.below:g}")
     for assignment in parsed.ids:
         checks.known("report", [assignment])
+        if not os.path.isdir(os.path.join(checks.GRADING, assignment, "outcomes")):
+            raise BadArguments(f"no grading records for {assignment} ({checks.GRADING}/{assignment}/outcomes/ is "
+                               f"missing); run ./course autograde {assignment} first")
+    if parsed.all and not checks.graded():
+        raise BadArguments("nothing has been graded yet; run ./course autograde ID first")
+
+
+def _check_export(checks, parsed) -> None:
+    if parsed.format != "nbgrader" and not os.path.exists(checks.GRADEBOOK):
+        raise BadArguments(f"no gradebook yet ({checks.GRADEBOOK}); run ./course generate, then grade, first")
 
 
 def _check_similarity(checks, parsed) -> None:
@@ -253,7 +272,7 @@ CHECKS = {
     "release": _instructor(lambda checks, parsed: (_one_id("release", parsed), checks.check_release(parsed.ids))),
     "collect": _instructor(lambda checks, parsed: (_one_id("collect", parsed), checks.check_collect(parsed.ids))),
     "report": _instructor(_check_report),
-    "export": _instructor(lambda checks, parsed: None),
+    "export": _instructor(_check_export),
     "roster": _instructor(_check_roster),
     "similarity": _instructor(_check_similarity),
     "bundle": _instructor(lambda checks, parsed: None),
@@ -375,7 +394,7 @@ RUNS = {
     "export": _export,
     "roster": _roster,
     "report": lambda parsed: python("-m", "classgrader.commands.report", *parsed.ids, *_flag(parsed.all, "--all"),
-                                    *(["--below", str(parsed.below)] if parsed.below is not None else [])),
+                                    *(["--below", f"{parsed.below:g}"] if parsed.below is not None else [])),
     "similarity": lambda parsed: python("-m", "classgrader.commands.similarity", *parsed.ids),
     "release": lambda parsed: ["nbgrader", "release_assignment", *parsed.ids, *_flag(parsed.force, "--force")],
     "collect": lambda parsed: ["nbgrader", "collect", *parsed.ids],

@@ -6,7 +6,6 @@ It holds the lessons, the student versions of the assignments, the helper packag
 install files and ./course with its command table (classgrader/cli.py, which offers no
 instructor command without the rest of classgrader/); never source/ (solutions and hidden
 tests), the grading pipeline, tests/ or runtime/."""
-import argparse
 import sys
 import zipfile
 from pathlib import Path
@@ -43,9 +42,9 @@ def make_bundle(out: Path = DEFAULT_OUT, root: Path = ROOT) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT)
-    out = make_bundle(parser.parse_args(argv).out)
+    from classgrader.cli import parse_or_exit  # the one command table: ./course bundle's arguments
+    args = parse_or_exit("bundle", sys.argv[1:] if argv is None else list(argv))
+    out = make_bundle(Path(args.out) if args.out else DEFAULT_OUT)
     print(f"{out}: {len(bundle_files())} files")
     return 0
 

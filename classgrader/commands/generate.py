@@ -10,20 +10,14 @@ Two costs that change nothing in what is made are left out: jsonschema's optiona
 (SaveCells commits about 45 times per assignment; a generate cut short is simply run again).
 
     python -m classgrader.commands.generate [ID...]      (run from the course folder; all by default)
+
+Its arguments are checked by ./course's one table (classgrader/cli.py) before nbgrader loads.
 """
 import sys
 from pathlib import Path
 
-sys.modules.setdefault("rfc3987_syntax", None)  # before nbformat imports jsonschema
 
-from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp  # noqa: E402 (after the line above)
-from nbgrader.converters import GenerateAssignment, NbGraderException  # noqa: E402
-from sqlalchemy import event  # noqa: E402
-from sqlalchemy.engine import Engine  # noqa: E402
-
-
-@event.listens_for(Engine, "connect")
-def _no_flush_per_commit(dbapi_connection, _record):
+def _synchronous_off(dbapi_connection, _record) -> None:
     dbapi_connection.execute("PRAGMA synchronous=OFF")
 
 
@@ -32,6 +26,13 @@ def assignment_ids(root: Path) -> list[str]:
 
 
 def generate(ids: list[str]) -> None:
+    sys.modules.setdefault("rfc3987_syntax", None)  # before nbformat imports jsonschema
+    from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp
+    from nbgrader.converters import GenerateAssignment
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+    if not event.contains(Engine, "connect", _synchronous_off):  # no disk flush per gradebook commit
+        event.listen(Engine, "connect", _synchronous_off)
     app = GenerateAssignmentApp()
     app.initialize(["--force"])  # reads ./nbgrader_config.py, as the command does
     for assignment_id in ids or assignment_ids(Path(app.coursedir.root)):
@@ -40,8 +41,16 @@ def generate(ids: list[str]) -> None:
         GenerateAssignment(coursedir=app.coursedir, parent=app).start()
 
 
-if __name__ == "__main__":
+def main(argv=None) -> int:
+    from classgrader.cli import parse_or_exit  # the one command table: ./course generate's arguments
+    args = parse_or_exit("generate", sys.argv[1:] if argv is None else list(argv))
+    from nbgrader.converters import NbGraderException
     try:
-        generate(sys.argv[1:])
+        generate(args.ids)
     except NbGraderException:
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,7 +20,8 @@ without one, every student, the login standing in for the LMS's login (SIS Login
 A column is written for each assignment with at least one graded submission. A score is the
 assignment's score less any late penalty, never below 0; a student who never submitted has an
 empty cell, which both imports leave alone, not a 0.
-Arguments are checked before nbgrader loads: one line and exit 2 when they are wrong."""
+Arguments are checked by ./course's one table (classgrader/cli.py, as ./course export) before
+nbgrader loads: one line and exit 2 when they are wrong."""
 import csv
 import io
 import os
@@ -30,39 +31,9 @@ import sys
 from classgrader.commands.roster import empty_store, load_store
 
 FORMATS = ("canvas", "moodle")
-GRADEBOOK = os.path.join("runtime", "gradebook.db")  # as nbgrader_config.py sets it
-USAGE = "usage: export --format canvas|moodle [--to PATH]"
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_POINTS = "    Points Possible"  # as Canvas's export writes it; its import looks for "Points Possible"
 MOODLE_COLUMNS = ["First name", "Last name", "ID number", "Username", "Email address"]
-
-
-class BadArguments(Exception):
-    pass
-
-
-def parse(argv: list[str], root: str) -> tuple[str, str]:
-    """(format, destination); BadArguments when the arguments are wrong."""
-    chosen, to, rest = None, None, list(argv)
-    while rest:
-        arg = rest.pop(0)
-        if arg in ("--format", "--to"):
-            if not rest:
-                raise BadArguments(f"{arg} needs a value; {USAGE}")
-            value = rest.pop(0)
-            if arg == "--format":
-                if value not in FORMATS:
-                    raise BadArguments(f"--format is canvas or moodle, not '{value}'")
-                chosen = value
-            else:
-                to = value
-        else:
-            raise BadArguments(f"unknown argument {arg}; {USAGE}")
-    if chosen is None:
-        raise BadArguments(USAGE)
-    if not os.path.exists(os.path.join(root, GRADEBOOK)):
-        raise BadArguments(f"no gradebook yet ({GRADEBOOK}); run ./course generate, then grade, first")
-    return chosen, to or os.path.join(root, "runtime", f"grades-{chosen}.csv")
 
 
 def _number(value: float) -> str:
@@ -195,12 +166,13 @@ def export(root: str, chosen: str, to: str) -> tuple[int, list[str]]:
 
 
 def main(argv=None, root=None) -> int:
+    from classgrader.cli import parse_or_exit, refuse  # the one command table: ./course export's arguments
+    args = parse_or_exit("export", sys.argv[1:] if argv is None else list(argv))
+    if args.format not in FORMATS:  # ./course export runs nbgrader's own export for that
+        refuse(f"export: this writes an LMS's gradebook import, --format {' or '.join(FORMATS)}; "
+               f"./course export --format nbgrader runs nbgrader's own")
     root = root or os.getcwd()
-    try:
-        chosen, to = parse(sys.argv[1:] if argv is None else argv, root)
-    except BadArguments as error:
-        print(f"export: {error}", file=sys.stderr)
-        return 2
+    chosen, to = args.format, args.to or os.path.join(root, "runtime", f"grades-{args.format}.csv")
     count, notes = export(root, chosen, to)
     print(f"{os.path.relpath(to, root)}: {count} students, {chosen}'s gradebook columns")
     for note in notes:

@@ -12,7 +12,8 @@ kinds of mistake per item; the students to look at (flagged, below PERCENT of th
 default 50, or raising everywhere); and how grading went. One self-contained file: the plots
 are inline SVG, nothing loads from elsewhere.
 
-Arguments are checked before anything heavy loads: one line and exit 2 when they are wrong."""
+Arguments are checked by ./course's one table (classgrader/cli.py) before anything heavy loads:
+one line and exit 2 when they are wrong."""
 import glob
 import html
 import json
@@ -22,55 +23,15 @@ import sys
 import types
 from collections import Counter
 
+from classgrader import arguments
 from classgrader.commands import similarity
 
-GRADING = os.path.join("runtime", "grading")
+GRADING = arguments.GRADING
 REPORTS = os.path.join("runtime", "reports")
-USAGE = "usage: report ID [ID ...] | --all [--below PERCENT]"
+BELOW = 50.0  # percent of the points: a student below it is one to look at (./course report --below)
 CATEGORIES = ["shape", "dtype", "device", "graph", "type", "value", "misconception",
               "error raised", "no answer", "timeout/crash", "flagged"]  # as outcomes.CATEGORIES
 CRASHED = {"error raised", "timeout/crash"}
-
-
-class BadArguments(Exception):
-    pass
-
-
-def graded_assignments(root: str) -> list[str]:
-    folder = os.path.join(root, GRADING)
-    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-    return [name for name in names if os.path.isdir(os.path.join(folder, name, "outcomes"))]
-
-
-def parse(argv: list[str], root: str) -> tuple[list[str], float, bool]:
-    """(assignments, threshold in percent, whether --all); BadArguments when they are wrong."""
-    ids, below, everything, rest = [], 50.0, False, list(argv)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--all":
-            everything = True
-        elif arg == "--below":
-            value = rest.pop(0) if rest else ""
-            try:
-                below = float(value)
-            except ValueError:
-                raise BadArguments(f"--below takes a percentage from 0 to 100, not '{value}'") from None
-            if not 0 <= below <= 100:
-                raise BadArguments(f"--below takes a percentage from 0 to 100, not '{value}'")
-        elif arg.startswith("-"):
-            raise BadArguments(f"unknown option {arg}; {USAGE}")
-        else:
-            ids.append(arg)
-    graded = graded_assignments(root)
-    if everything == bool(ids):
-        raise BadArguments(USAGE)
-    if everything and not graded:
-        raise BadArguments("nothing has been graded yet; run ./course autograde ID first")
-    for name in ids:
-        if name not in graded:
-            raise BadArguments(f"no grading records for '{name}' ({GRADING}/{name}/outcomes/ is missing); "
-                               f"run ./course autograde {name} first")
-    return (graded if everything else ids), below, everything
 
 
 # -- what grading recorded ------------------------------------------------------------------
@@ -110,7 +71,7 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def summarize(records: dict, below: float = 50.0) -> dict:
+def summarize(records: dict, below: float = BELOW) -> dict:
     """Every figure the page shows, as plain data (the tests check these)."""
     items, named, students = _collect(records)
     totals = {}
@@ -424,7 +385,7 @@ def _write(path: str, text: str) -> None:
     os.replace(temporary, path)
 
 
-def write_reports(root: str, assignments: list[str], below: float = 50.0, index: bool = False) -> list[str]:
+def write_reports(root: str, assignments: list[str], below: float = BELOW, index: bool = False) -> list[str]:
     """Write each assignment's page (and the index); their paths."""
     written, summaries = [], []
     for assignment in assignments:
@@ -442,13 +403,12 @@ def write_reports(root: str, assignments: list[str], below: float = 50.0, index:
 
 
 def main(argv=None, root=None) -> int:
+    from classgrader.cli import parse_or_exit  # the one command table: ./course report's arguments
+    args = parse_or_exit("report", sys.argv[1:] if argv is None else list(argv))
     root = root or os.getcwd()
-    try:
-        assignments, below, everything = parse(sys.argv[1:] if argv is None else argv, root)
-    except BadArguments as error:
-        print(f"report: {error}", file=sys.stderr)
-        return 2
-    for path in write_reports(root, assignments, below, index=everything):
+    assignments = arguments.graded(root) if args.all else args.ids
+    below = BELOW if args.below is None else args.below
+    for path in write_reports(root, assignments, below, index=args.all):
         print(os.path.relpath(path, root))
     return 0
 

@@ -12,47 +12,15 @@ assignments with their ids, goes to runtime/lms-roster.json beside the gradebook
 (classgrader/commands/lms_export.py) write from both. --assignment NAME=ID gives the Canvas id
 of an assignment whose Canvas title is not its nbgrader name (kept for later runs).
 
-The file and the arguments are checked before nbgrader loads: one line and exit 2, nothing changed."""
+The file and the arguments are checked by ./course's one table (classgrader/cli.py) before nbgrader
+loads: one line and exit 2, nothing changed."""
 import json
 import os
-import re
 import sys
 
 from classgrader.commands import lms_files
 
 STORE = os.path.join("runtime", "lms-roster.json")
-USAGE = "usage: roster FILE [--login COLUMN] [--strip-domain] [--assignment NAME=ID ...]"
-
-
-class BadArguments(Exception):
-    pass
-
-
-def parse(argv: list[str]) -> tuple[str, str | None, bool, dict]:
-    """(file, login column or None, strip domain, {assignment: Canvas id}); BadArguments when wrong."""
-    path, login, strip, settings, rest = None, None, False, {}, list(argv)
-    while rest:
-        arg = rest.pop(0)
-        if arg in ("--login", "--assignment"):
-            if not rest:
-                raise BadArguments(f"{arg} needs a value; {USAGE}")
-            value = rest.pop(0)
-            if arg == "--login":
-                login = value
-            elif not re.fullmatch(r"[^=\s]+=\d+", value):
-                raise BadArguments(f"--assignment takes NAME=CANVAS_ID (e.g. 01_tensors=4471), not '{value}'")
-            else:
-                name, number = value.split("=")
-                settings[name] = number
-        elif arg == "--strip-domain":
-            strip = True
-        elif arg.startswith("-") or path is not None:
-            raise BadArguments(f"unknown argument {arg}; {USAGE}")
-        else:
-            path = arg
-    if path is None:
-        raise BadArguments(USAGE)
-    return path, login, strip, settings
 
 
 def empty_store() -> dict:
@@ -106,13 +74,11 @@ def fill_gradebook(root: str, roster: lms_files.Roster) -> tuple[int, int]:
 
 
 def main(argv=None, root=None) -> int:
+    from classgrader.cli import parse_or_exit  # the one command table: ./course roster's arguments and file
+    args = parse_or_exit("roster", sys.argv[1:] if argv is None else list(argv))
     root = root or os.getcwd()
-    try:
-        path, login, strip, settings = parse(sys.argv[1:] if argv is None else argv)
-        roster = lms_files.read(os.path.join(root, path), path, login, strip)
-    except (BadArguments, lms_files.BadRoster) as error:
-        print(f"roster: {error}", file=sys.stderr)
-        return 2
+    path, settings = args.file, dict(value.split("=") for value in args.assignment)
+    roster = lms_files.read(os.path.join(root, path), path, args.login, args.strip_domain)
     os.makedirs(os.path.join(root, "runtime"), exist_ok=True)
     added, updated = fill_gradebook(root, roster)
     write_store(root, store_of(roster, path, {**load_store(root).get("settings", {}), **settings}))

@@ -25,6 +25,12 @@ BAD = {  # arguments -> the exact line on stderr
     "collect 02_devices": "course: no submissions of 02_devices in the exchange yet; students submit with "
                           "./course submit 02_devices (or the Assignment List's Submit)",
     "release 2_devices": "course: no assignment '2_devices'; did you mean 02_devices?",
+    "report 02_devices": "course: no grading records for 02_devices (runtime/grading/02_devices/outcomes/ is "
+                         "missing); run ./course autograde 02_devices first",
+    "report --all": "course: nothing has been graded yet; run ./course autograde ID first",
+    "report --all --below 150": "course: --below takes a percentage from 0 to 100, not 150",
+    "export --format canvas": "course: no gradebook yet (runtime/gradebook.db); run ./course generate, then grade, "
+                              "first",
 }
 
 

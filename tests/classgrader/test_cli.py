@@ -11,7 +11,7 @@ import time
 import pytest
 
 from classgrader import cli
-from coursekit import ROOT, argument_course, refused_in_one_line, run_course
+from coursekit import ROOT, argument_course, refused_in_one_line, run_course, run_module
 
 USAGE = {name: f"usage: ./course {name} {command.usage}".rstrip() for name, command in cli.COMMANDS.items()}
 BAD = {  # one bad call of every command whose arguments are the course's own -> its line on stderr
@@ -89,6 +89,34 @@ def test_a_commands_module_can_parse_with_the_table(course, monkeypatch, capsys)
     assert capsys.readouterr().err == "course: no assignment '02_device'; did you mean 02_devices?\n"
 
 
+# Each command's own module, as ./course runs it (python -m MODULE): it parses with the table too.
+MODULES = {"autograde": "classgrader.class_run.classroom", "generate": "classgrader.commands.generate",
+           "report": "classgrader.commands.report", "export": "classgrader.commands.lms_export",
+           "roster": "classgrader.commands.roster", "similarity": "classgrader.commands.similarity",
+           "bundle": "classgrader.commands.bundle"}
+
+
+def test_every_module_that_runs_a_command_is_one_the_table_runs(course, monkeypatch):
+    monkeypatch.chdir(course)
+    (course / "runtime" / "gradebook.db").touch()
+    (course / "runtime" / "grading" / "02_devices" / "outcomes").mkdir(parents=True)
+    args = {"autograde": ["02_devices"], "generate": [], "report": ["02_devices"], "export": ["--format", "canvas"],
+            "roster": None, "similarity": None, "bundle": []}
+    for name, module in MODULES.items():
+        if args[name] is not None:
+            assert module in cli.RUNS[name](cli.parse(name, args[name])), name
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_each_commands_module_parses_with_the_table_before_anything_heavy(course, name):
+    """One parser, one BadArguments: a command's module run by itself answers a bad argument as
+    ./course does, in the same words, exit 2, before torch or nbgrader loads."""
+    shutil.rmtree(course / "classgrader")  # ./course's copy of the table, which would shadow the package here
+    done, loaded = run_module(course, MODULES[name], *(["class.csv"] if name == "roster" else []), "--bogus")
+    assert (done.returncode, done.stdout, loaded) == (2, "", [])
+    assert done.stderr == f"course: {name}: unrecognized arguments: --bogus; {USAGE[name]}\n"
+
+
 def test_an_unknown_command_gets_one_line(course):
     refused_in_one_line(course, "grade 01_tensors", "course: unknown command 'grade' (try ./course help)")
 
@@ -132,6 +160,8 @@ def test_what_good_arguments_run(course, monkeypatch):
         return cli.RUNS[args[0]](cli.parse(args[0], list(args[1:])))
     monkeypatch.chdir(course)
     (course / "runtime" / "exchange" / "pytorch-fundamentals" / "outbound" / "01_tensors").mkdir(parents=True)
+    (course / "runtime" / "gradebook.db").touch()  # what an LMS's export reads
+    (course / "runtime" / "grading" / "02_devices" / "outcomes").mkdir(parents=True)  # and the report
     assert runs("autograde", "02_devices", "--workers", "3", "--force")[-5:] == [
         "classgrader.class_run.classroom", "02_devices", "--workers", "3", "--force"]
     monkeypatch.setenv("COURSE_TEST_WORKERS", "0")

@@ -84,7 +84,8 @@ def export(root, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_the_command_writes_beside_nbgraders_csv(course, capsys):
+def test_the_command_writes_beside_nbgraders_csv(course, capsys, monkeypatch):
+    monkeypatch.chdir(course)  # where ./course runs it, and its arguments are checked
     assert main(["--format", "canvas"], root=str(course)) == 0
     rows = list(csv.reader((course / "runtime" / "grades-canvas.csv").open()))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a1", "a2"] and len(rows) == 5
@@ -92,23 +93,26 @@ def test_the_command_writes_beside_nbgraders_csv(course, capsys):
                                   "  no canvas roster read yet (./course roster FILE)")
 
 
-def test_a_chosen_destination(course, capsys):
+def test_a_chosen_destination(course, capsys, monkeypatch):
+    monkeypatch.chdir(course)
     assert main(["--format", "moodle", "--to", str(course / "out.csv")], root=str(course)) == 0
-    assert list(csv.reader((course / "out.csv").open()))[0] == [
+    assert next(csv.reader((course / "out.csv").open())) == [
         "First name", "Last name", "ID number", "Username", "Email address", "a1", "a2"]
     assert ": 3 students, moodle's gradebook columns\n" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args, says", [
-    ([], "usage: export --format canvas|moodle"),
-    (["--format"], "--format needs a value"),
-    (["--format", "blackboard"], "--format is canvas or moodle, not 'blackboard'"),
-    (["--format", "canvas", "extra"], "unknown argument extra"),
+@pytest.mark.parametrize(("args", "says"), [
+    ([], "export: this writes an LMS's gradebook import, --format canvas or moodle; ./course export --format "
+         "nbgrader runs nbgrader's own"),
+    (["--format"], "export: argument --format: expected one argument; usage: ./course export "),
+    (["--format", "blackboard"], "export: argument --format: invalid choice: 'blackboard'"),
+    (["--format", "canvas", "extra"], "export: unrecognized arguments: extra; usage: ./course export "),
 ])
 def test_bad_arguments_say_one_line_and_exit_2(course, args, says):
+    """Parsed by ./course's one table (classgrader/cli.py), as ./course export parses them."""
     done, loaded = run_module(course, "classgrader.commands.lms_export", *args)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.startswith("export: ") and says in done.stderr and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"course: {says}") and done.stderr.count("\n") == 1, done.stderr
     assert loaded == [], f"arguments must be checked before {', '.join(loaded)} loads"
 
 

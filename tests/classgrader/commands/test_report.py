@@ -216,18 +216,25 @@ def run_report(root, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("args, says", [
-    ([], "usage: report ID"),
-    (["nope"], "no grading records for 'nope'"),
-    (["--all", "01_tensors"], "usage: report ID"),
-    (["01_tensors", "--below", "lots"], "--below takes a percentage"),
-    (["01_tensors", "--colour"], "unknown option --colour"),
+@pytest.mark.parametrize(("args", "says"), [
+    ([], "report needs assignment ids or --all, e.g. ./course report 01_tensors"),
+    (["nope"], "no assignment 'nope'; the assignments are: 01_tensors, 02_devices"),
+    (["02_devices"], "no grading records for 02_devices (runtime/grading/02_devices/outcomes/ is missing); "
+                     "run ./course autograde 02_devices first"),
+    (["--all", "01_tensors"], "report needs assignment ids or --all"),
+    (["01_tensors", "--below", "lots"], "report: argument --below: invalid float value: 'lots'; usage: "
+                                        "./course report ID [ID ...] [--all] [--below PERCENT]"),
+    (["01_tensors", "--below", "150"], "--below takes a percentage from 0 to 100, not 150"),
+    (["01_tensors", "--colour"], "report: unrecognized arguments: --colour"),
 ])
 def test_bad_arguments_say_one_line_and_exit_2(tmp_path, args, says):
+    """Parsed and checked by ./course's one table (classgrader/cli.py), as ./course report is."""
+    for assignment in ("01_tensors", "02_devices"):
+        (tmp_path / "source" / assignment).mkdir(parents=True)
     (tmp_path / "runtime" / "grading" / "01_tensors" / "outcomes").mkdir(parents=True)
     done, loaded = run_module(tmp_path, "classgrader.commands.report", *args)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.startswith("report: ") and says in done.stderr and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"course: {says}") and done.stderr.count("\n") == 1, done.stderr
     assert loaded == [], f"arguments must be checked before {', '.join(loaded)} loads"
 
 

@@ -41,7 +41,8 @@ def course(made, tmp_path):
     return shutil.copytree(made, tmp_path / "course")
 
 
-def test_the_roster_fills_the_gradebook_and_the_store(course, capsys):
+def test_the_roster_fills_the_gradebook_and_the_store(course, capsys, monkeypatch):
+    monkeypatch.chdir(course)  # where ./course runs it, and reads the file to check it
     assert main(["canvas.csv", "--assignment", "02_devices=4472"], root=str(course)) == 0
     assert capsys.readouterr().out == ("canvas.csv: Canvas gradebook export, 2 students (1 added to the gradebook, 1 "
                                        "updated), logins from SIS Login ID, 1 assignments (1 with their Canvas id)\n")
@@ -59,12 +60,13 @@ def test_the_roster_fills_the_gradebook_and_the_store(course, capsys):
     assert json.loads((course / STORE).read_text())["settings"] == {"02_devices": "4472", "03_autograd": "4473"}
 
 
-@pytest.mark.parametrize("args, says", [
-    ([], "usage: roster FILE [--login COLUMN] [--strip-domain] [--assignment NAME=ID ...]"),
-    (["canvas.csv", "--login"], "--login needs a value"),
+@pytest.mark.parametrize(("args", "says"), [
+    ([], "the following arguments are required: FILE; usage: ./course roster FILE [--login COLUMN] [--strip-domain] "
+         "[--assignment NAME=ID ...]"),
+    (["canvas.csv", "--login"], "argument --login: expected one argument"),
     (["canvas.csv", "--assignment", "02_devices"], "--assignment takes NAME=CANVAS_ID (e.g. 01_tensors=4471), "
                                                    "not '02_devices'"),
-    (["canvas.csv", "other.csv"], "unknown argument other.csv"),
+    (["canvas.csv", "other.csv"], "unrecognized arguments: other.csv"),
     (["nosuch.csv"], "no such file: nosuch.csv"),
     (["canvas.csv", "--login", "Email"], "canvas.csv has no column 'Email'"),
 ])
@@ -72,7 +74,7 @@ def test_bad_arguments_say_one_line_and_exit_2(course, args, says):
     before = snapshot(course)
     done, loaded = run_module(course, "classgrader.commands.roster", *args)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.startswith(f"roster: {says}") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"course: roster: {says}") and done.stderr.count("\n") == 1, done.stderr
     assert loaded == [], f"arguments must be checked before {', '.join(loaded)} loads"
     assert snapshot(course) == before
 
