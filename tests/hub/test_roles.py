@@ -32,6 +32,18 @@ def test_the_formgrader_opens_in_a_tab_of_its_own(tmp_path, covered):
 
 
 @pytest.mark.parametrize("role", ["student", "instructor"])
+def test_every_roles_python_settings_are_one_file_and_the_hubs_copy_holds_it(tmp_path, role):
+    """lab/ROLE's .py settings are links to lab/common's (one source for both roles); the hub's
+    copy of the role (hub/install.py) is a plain file with the same text, so it needs no lab/common."""
+    install.roles(tmp_path, "teacher")
+    for name in ("jupyter_server_config.py", "nbgrader_config.py"):
+        linked = ROOT / "lab" / role / name
+        assert linked.is_symlink() and linked.resolve() == ROOT / "lab" / "common" / name
+        copied = tmp_path / "roles" / role / name
+        assert not copied.is_symlink() and copied.read_text() == (ROOT / "lab" / "common" / name).read_text()
+
+
+@pytest.mark.parametrize("role", ["student", "instructor"])
 def test_the_assignment_list_finds_the_course_and_work_holds_only_assignments(tmp_path, monkeypatch, role, covered):
     """nbgrader's own Assignment List, as the lab's server runs it (JUPYTER_CONFIG_PATH=lab/ROLE,
     the lab serving the course folder): it lists the released assignment, fetches it into work/,
