@@ -147,14 +147,14 @@ def materialize(data, handles=None, tensor=tensor_of, opaque=_opaque):
     return rebuilt(data)
 
 
-_pending = []
-_watchers = []  # lists the grader's own runs collect passed checks in (judge.Judge.shadow)
+_pending: list[dict] = []
+_watchers: list[list] = []  # lists the grader's own runs collect passed checks in (judge.Judge.shadow)
 
 
 @contextlib.contextmanager
 def watching():
     """The (kind, name) of every check that passes in this process while inside, in order."""
-    passed = []
+    passed: list = []
     _watchers.append(passed)
     try:
         yield passed

@@ -87,7 +87,7 @@ def state_of(target):
     raise TypeError(f"no state to send for a {type(target).__qualname__}")
 
 
-_namespace = {}  # the notebook's names, as the last request met them (defined_in_notebook)
+_namespace: dict = {}  # the notebook's names, as the last request met them (defined_in_notebook)
 
 
 def defined_in_notebook(qualname: str):
@@ -206,7 +206,7 @@ def _about(request: Request, handles: Handles) -> protocol.Returned:
         return returned(target[trace.materialize(request["key"], handles.find)])
     op = request["op"]
     if op == "iterate":
-        items = []
+        items: list = []
         for item in target:
             if len(items) == MAX_ITEMS:
                 raise ValueError(f"more than {MAX_ITEMS} items")

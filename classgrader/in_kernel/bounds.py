@@ -28,7 +28,9 @@ def _children(node):
 def check(data, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH):
     """`data` itself, once the tree a walk of it would meet is known to have at most
     `max_nodes` nodes and `max_depth` levels; Unbounded otherwise, or when it contains itself."""
-    sizes, depths, on_path = {}, {}, set()
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    on_path: set[int] = set()
     stack = [(data, False)]
     while stack:
         node, finished = stack.pop()

@@ -9,7 +9,7 @@ This is the kernel's side (MET, tagged, given_objects, as_given); the grader's, 
 object a Given stands for, is judging/identity.py."""
 from classgrader.in_kernel import walk
 
-MET = {}  # the kernel's side: number -> the tensor this call's pickle rebuilt under it
+MET: dict = {}  # the kernel's side: number -> the tensor this call's pickle rebuilt under it
 
 
 class Given:

@@ -17,6 +17,7 @@ the audit alone: tests that look only at values are judged in the grader (judge.
 rest, the grader re-checks every record in its own process, and flags a test whose records part
 from its own run of the solution in a kernel no student code ran in (verify.py)."""
 import builtins
+import contextlib
 import json
 import os
 import sys
@@ -28,10 +29,8 @@ import autograder  # noqa: F401 (its __init__ loads every check module _library 
 from autograder import trace
 
 for _later in ("autograder.autograd_probe", "autograder.checkpoints"):  # test cells of later units
-    try:                                                                # import these: watch them too
+    with contextlib.suppress(ImportError):                              # import these: watch them too
         __import__(_later)
-    except ImportError:
-        pass
 
 # What a tamperer would replace to make wrong answers pass, beyond the check library itself
 # (every name of every autograder module is watched by _library, below).
@@ -106,7 +105,7 @@ def _named():
             for owner, (obj, names) in WATCHED.items() for name in names}
 
 
-_baseline = {}
+_baseline: dict = {}
 
 
 def _hooks():

@@ -18,7 +18,6 @@ ended.
 `conforming(kind, data)` is the one check of every message read: exactly the fields of `kind`,
 each of its type (a bool is no int), or Malformed. This module imports only the standard library
 at its top, so the relay, which starts without torch, imports it too."""
-import functools
 import json
 import struct
 import types
@@ -186,36 +185,40 @@ ANSWERS: dict[str, type] = {typing.get_args(typing.get_type_hints(kind)["kind"])
 OPS = tuple(REQUESTS)
 
 
-@functools.cache
-def _fields(kind: type) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
-    hints = typing.get_type_hints(kind)
-    return hints, frozenset(getattr(kind, "__required_keys__", ())), frozenset(hints)
+Check = typing.Callable[[object], bool]
 
 
-def _is(value: object, hint: Any) -> bool:
-    """Whether `value` is of type `hint` (the few kinds the messages use), looking into lists and
-    dicts; exact types only, so that True is no int and a str subclass no str."""
+def _check(hint: Any) -> Check:
+    """Whether a value is of type `hint` (the few kinds the messages use), looking into lists and
+    dicts; exact types only, so that True is no int and a str subclass no str. Made once a hint."""
     origin, arguments = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
-        return True
+        return lambda value: True
     if origin is Literal:
-        return type(value) is str and value in arguments
+        return lambda value: type(value) is str and value in arguments
     if origin in (types.UnionType, typing.Union):
-        return any(_is(value, option) for option in arguments)
+        options = [_check(option) for option in arguments]
+        return lambda value: any(option(value) for option in options)
     if origin is list:
-        return type(value) is list and (arguments[0] is Any or all(_is(item, arguments[0]) for item in value))
+        item = _check(arguments[0])
+        return lambda value: type(value) is list and (arguments[0] is Any or all(map(item, value)))
     if origin is dict:
-        return type(value) is dict and all(_is(key, arguments[0]) and _is(item, arguments[1])
-                                           for key, item in value.items())
-    if typing.is_typeddict(hint):
-        try:
-            conforming(hint, value)
-        except Malformed:
-            return False
-        return True
-    if hint is None or hint is type(None):
-        return value is None
-    return type(value) is hint
+        key, item = _check(arguments[0]), _check(arguments[1])
+        return lambda value: type(value) is dict and all(key(k) and item(v) for k, v in value.items())
+    kind = type(None) if hint is None else hint
+    return lambda value: type(value) is kind
+
+
+_FIELDS: dict[object, tuple[dict[str, tuple[Any, Check]], frozenset[str]]] = {}
+
+
+def _fields(kind: object) -> tuple[dict[str, tuple[Any, Check]], frozenset[str]]:
+    """A message kind's fields, each with its type and its check, and the required ones."""
+    if kind not in _FIELDS:
+        hints = typing.get_type_hints(kind)
+        _FIELDS[kind] = ({field: (hint, _check(hint)) for field, hint in hints.items()},
+                         frozenset(getattr(kind, "__required_keys__", ())))
+    return _FIELDS[kind]
 
 
 def conforming(kind: type[Message], data: object) -> Message:
@@ -223,15 +226,16 @@ def conforming(kind: type[Message], data: object) -> Message:
     type; Malformed otherwise."""
     if type(data) is not dict:
         raise Malformed(f"a {kind.__name__} is a dict, not a {type(data).__name__}")
-    hints, required, known = _fields(kind)
-    missing, extra = required - set(data), set(data) - known
+    fields, required = _fields(kind)
+    missing, extra = required - data.keys(), data.keys() - fields.keys()
     if missing or extra:
         raise Malformed(f"a {kind.__name__} {'lacks ' + ', '.join(sorted(missing)) if missing else ''}"
                         f"{' and ' if missing and extra else ''}"
                         f"{'has no field ' + ', '.join(sorted(map(str, extra))) if extra else ''}")
     for field, value in data.items():
-        if not _is(value, hints[field]):
-            raise Malformed(f"a {kind.__name__}'s {field} is not a {hints[field]}")
+        hint, check = fields[field]
+        if not check(value):
+            raise Malformed(f"a {kind.__name__}'s {field} is not a {hint}")
     return typing.cast(Message, data)
 
 
@@ -252,8 +256,10 @@ def request(data: object) -> Request:
 
 
 def asked(data: object) -> Asked:
-    envelope = conforming(Asked, data)
-    return {"token": envelope["token"], "request": request(envelope["request"])}
+    """`data` as an Asked: a token, and a request of one of the Request kinds."""
+    if type(data) is not dict or data.keys() != {"token", "request"} or type(data["token"]) is not str:
+        raise Malformed("an Asked is a token and a request")
+    return {"token": data["token"], "request": request(data["request"])}
 
 
 def answer(data: object) -> Answer:

@@ -44,10 +44,11 @@ def nodes(value, into=exactly):
     """(path, node) for what values() meets: a path is the keys and indices that lead to its
     node from `value` (whose path is [])."""
     yield [], value
-    path, stack = [], ([_items(value)] if into(value) else [])
+    path: list = []
+    stack = [_items(value)] if into(value) else []
     while stack:
         for key, node in stack[-1]:
-            yield path + [key], node
+            yield [*path, key], node
             if len(stack) < DEPTH and into(node):
                 path.append(key)
                 stack.append(_items(node))

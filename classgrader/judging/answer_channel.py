@@ -51,7 +51,7 @@ class AnswerChannel:
         self.seconds, self.deadline = seconds, time.monotonic() + seconds
         self.per_answer = per_answer or seconds
         name = f"{secrets.token_hex(8)}.sock"
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         # Bound through the folder's descriptor: no path the kernel could have changed is walked.
         self.listener.bind(f"/proc/self/fd/{folder_fd}/{name}")
         os.chmod(name, 0o666, dir_fd=folder_fd)  # the kernel's own uid must be able to connect

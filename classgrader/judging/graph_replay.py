@@ -22,8 +22,8 @@ from classgrader.in_kernel.autograd_bridge import tensors_in
 RANDOM_WORDS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "uniform", "exponential",
                 "geometric", "cauchy", "log_normal", "random", "poisson")
 
-_recipes = None  # id(tensor) -> (weakref, version, func, args, kwargs, [(input, version)]) while recording
-_nameable = {}   # func -> how the kernel finds it (_replays)
+_recipes: dict | None = None  # id(tensor) -> (weakref, version, func, args, kwargs, [(input, version)]) while recording
+_nameable: dict = {}   # func -> how the kernel finds it (_replays)
 
 
 class _Recording(TorchFunctionMode):

@@ -10,7 +10,7 @@ import shutil
 import stat
 import tempfile
 
-_made_by_test = []  # the folders the running test made (tempfile.mkdtemp), real paths
+_made_by_test: list[str] = []  # the folders the running test made (tempfile.mkdtemp), real paths
 
 
 @contextlib.contextmanager

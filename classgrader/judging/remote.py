@@ -9,7 +9,7 @@ import builtins
 import importlib
 import io
 import os
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 
@@ -178,7 +178,7 @@ def _views_among(values) -> bool:
 TEST_FILE = "<test>"  # what the judge compiles a test's code as (a function the test defines)
 
 
-def _pickled(value, sent: list | None = None) -> bytes:
+def _pickled(value, sent: list) -> bytes:
     """torch.save's bytes (which keep the storage tensors share, views included), where a class
     or function the setup cells define here is named, to be taken in the kernel from its own
     run of the same cells (answer_server.defined_in_notebook), a function the test defines (a
@@ -189,7 +189,6 @@ def _pickled(value, sent: list | None = None) -> bytes:
     import pickle
     import types
 
-    sent = [] if sent is None else sent
     aliases, alias_ids = [], set()  # kept alive, so that their ids stay theirs
 
     class NotebookPickler(pickle.Pickler):
@@ -215,7 +214,7 @@ def _pickled(value, sent: list | None = None) -> bytes:
             return NotImplemented
 
     module = types.ModuleType("notebook_pickle")  # what torch.save takes as its pickle module
-    module.Pickler = NotebookPickler
+    module.Pickler = NotebookPickler  # type: ignore[attr-defined]  # a module made here, given its one name
     buffer = io.BytesIO()
     torch.save(value, buffer, pickle_module=module, pickle_protocol=4)
     return buffer.getvalue()
@@ -265,7 +264,7 @@ def torch_class(path: str) -> type | None:
     for cut in range(len(parts) - 1, 0, -1):
         module = sys.modules.get(".".join(parts[:cut]))
         if module is not None:
-            value = module
+            value: Any = module
             for name in parts[cut:]:  # by the namespaces themselves: no module __getattr__ runs
                 value = vars(value).get(name) if hasattr(value, "__dict__") else None
             return value if isinstance(value, type) else None
@@ -283,7 +282,7 @@ CLAIMABLE_ROOTS = ("torch.nn.modules.module.Module", "torch.optim.optimizer.Opti
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not by C code
 
 
-def claimable(kind) -> bool:
+def claimable(kind: object) -> TypeGuard[type]:
     """Whether a stand-in may claim `kind`: a class deriving from one of CLAIMABLE_ROOTS, with
     no class made by C code anywhere in its MRO but `object`."""
     if not isinstance(kind, type):
@@ -345,10 +344,10 @@ class RemoteObject:
         return self._op("getitem", key=trace.portable(key, _sent))
 
     @property
-    def __dict__(self):
+    def __dict__(self):  # type: ignore[override]  # a stand-in's vars() are the object's there
         return self._read_once("vars")
 
-    @property
+    @property  # type: ignore[misc]  # what isinstance() sees (_claims), read-only on purpose
     def __class__(self):
         return object.__getattribute__(self, "_claims")()
 
@@ -381,7 +380,7 @@ class RemoteCallable(RemoteObject):
         return call(*args, **kwargs)
 
 
-_classes = {}
+_classes: dict = {}
 
 
 def _standing_for(path: str, base: type) -> type:

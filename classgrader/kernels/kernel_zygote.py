@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from classgrader.in_kernel import protocol
 from classgrader.kernels import accelerator, cgroup
@@ -65,7 +66,8 @@ class Zygote:
                                         stdout=subprocess.PIPE, text=True, env=env)
         self._wait_for_socket()
         if wait:
-            line = self.process.stdout.readline()  # the zygote prints "ready" once its imports are done
+            # The zygote prints "ready" once its imports are done.
+            line = self.process.stdout.readline() if self.process.stdout else ""
             if line.strip() != "ready":
                 self.process.kill()
                 raise RuntimeError(f"the kernel zygote did not start (said {line!r})")
@@ -140,6 +142,8 @@ def _become_kernel(request: protocol.KernelWanted) -> None:
     if os.environ.get("COURSE_TRACE_DIR"):
         # Every cell then ends with the integrity audit and its checks' records written out.
         from classgrader.in_kernel import integrity
+        if app.shell is None:
+            raise RuntimeError("the kernel has no shell to audit")
         app.shell.events.register("post_run_cell", integrity.after_cell)
     app.start()
 
@@ -149,7 +153,8 @@ def jail_of(request: protocol.KernelWanted):
     from classgrader.kernels import sandbox
     spec = dict(request["jail"] or {})
     limits = sandbox.Limits(**spec.pop("limits", {}))
-    return sandbox.Jail(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}, limits=limits)
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
+    return sandbox.Jail(**fields, limits=limits)
 
 
 def gpu_share() -> float:
@@ -280,7 +285,7 @@ def serve(socket_path: str) -> None:
     gc.freeze()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("ready", flush=True)
-    kernels = {}  # relay connection -> kernel pid
+    kernels: dict[socket.socket, int] = {}  # relay connection -> kernel pid
     groups = {}  # kernel pid -> its memory cgroup, removed once the kernel has ended
     ended = []  # the groups of ended kernels, not yet removed (their last processes still exiting)
     try:
@@ -357,7 +362,7 @@ def _reap(kernels: dict) -> list[int]:
     rest of the run), and tell a kernel's relay, if it is still there, how it ended. Returns
     the pids collected."""
     relays = {pid: relay for relay, pid in kernels.items()}
-    collected = []
+    collected: list[int] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
