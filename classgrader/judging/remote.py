@@ -9,7 +9,8 @@ import builtins
 import importlib
 import io
 import os
-from typing import Any, TypeGuard
+from collections.abc import Callable
+from typing import Any, TypedDict, TypeGuard
 
 import torch
 
@@ -20,6 +21,26 @@ from classgrader.in_kernel.identity import tagged
 from classgrader.judging import autograd_bridge, graph_replay, identity, mirror
 
 JUDGE_MODULE = "__course_judge__"  # the module name of what the setup cells define in the grader
+Ask = Callable[[protocol.Request], Any]  # a request to the student's kernel -> its answer as data
+
+
+class Target(TypedDict, total=False):
+    """What a Call calls: a function of the notebook's by name, or an object kept there."""
+    name: str
+    handle: int
+
+
+class Inputs(TypedDict, total=False):
+    """A Call's inputs: as data, or pickled."""
+    args: protocol.Record
+    kwargs: protocol.Record
+    pickled: bytes
+
+
+class CallerState(TypedDict):
+    grad: bool
+    inference: bool
+    rng: str
 
 
 def student_error(name: str, message: str) -> Exception:
@@ -52,7 +73,7 @@ def returned(data: Any, what: str, handles=None) -> Any:
     return answer["value"]
 
 
-def defined(names: list[str], ask, handles) -> dict[str, Any]:
+def defined(names: list[str], ask: Ask, handles) -> dict[str, Any]:
     """What the student's notebook defines under `names`: a Remote for a callable, the value
     for any other; a name it does not define, or every name when no Found answer came, is left
     out (the test then meets a NameError, as in the kernel)."""
@@ -74,7 +95,7 @@ class Remote:
     request there and returns the reply's data (raising KernelLost when the kernel is gone);
     `handles` rebuilds what is not data as RemoteObject stand-ins (Judge.handle)."""
 
-    def __init__(self, name: str, ask, handles=None, target: dict | None = None):
+    def __init__(self, name: str, ask: Ask, handles=None, target: Target | None = None):
         self.__name__ = self.__qualname__ = name
         self._ask, self._handles, self._target = ask, handles, target or {"name": name}
 
@@ -87,7 +108,7 @@ class Remote:
                 self._do({"op": "put", "path": os.path.join(path, name), "folder": False, "data": data})
         leaves = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
         sent: list = []  # the tensors a pickled call numbered (identity.tagged)
-        request = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
+        request: protocol.Call = {"op": "call", **self._target, **_inputs(args, kwargs, sent), **caller_state()}
 
         def found(record):  # a handle, or an object the call was given, which the result is again
             if "given" in record or "given_path" in record:
@@ -120,7 +141,7 @@ class Remote:
         return f"<function {self.__name__}>"
 
 
-def caller_state() -> dict:
+def caller_state() -> CallerState:
     """What of the caller's process a call carries, so that the student's function runs as if
     called here: whether autograd records (a `with torch.no_grad()` around the call) and the
     state of torch's random generator (the test seeds it for dropout masks and shuffles). The
@@ -140,7 +161,7 @@ def _strictly_sent(value) -> dict:
     raise _BuiltHere
 
 
-def _inputs(args, kwargs, sent: list) -> dict:
+def _inputs(args, kwargs, sent: list) -> Inputs:
     """A call's inputs as the request carries them: as data (stand-ins by their handles); or,
     when the test built some itself (a model, an optimizer over its parameters, a loader), or
     some tensors are views of others or hang from a graph it recorded (graph_replay), the lot

@@ -10,11 +10,13 @@ import sys
 import tempfile
 import time
 from queue import Empty
+from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Type, Unicode
 
+from classgrader.in_kernel import protocol
 from classgrader.kernels.kernel_zygote import ZYGOTE_ENV, Zygote
 
 RELAY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_relay.py")
@@ -97,7 +99,7 @@ class WarmKernelManager(AsyncKernelManager):
             return folder
         base = "/var/tmp/course-ipc"
         os.makedirs(base, mode=0o755, exist_ok=True)
-        self._ipc_links = getattr(self, "_ipc_links", []) + [tempfile.mkdtemp(dir=base)]
+        self._ipc_links = [*getattr(self, "_ipc_links", []), tempfile.mkdtemp(dir=base)]
         os.chmod(self._ipc_links[-1], 0o755)  # the jailed kernel (nobody) must pass through
         link = os.path.join(self._ipc_links[-1], "w")
         os.symlink(folder, link)
@@ -108,12 +110,12 @@ class WarmKernelManager(AsyncKernelManager):
         # once, and those 0.1 s were a fifth of grading a notebook.
         await super()._async_wait(pollinterval)
 
-    def kernel_process(self) -> dict:
+    def kernel_process(self) -> protocol.KernelStarted | dict[str, Any]:
         """The zygote's word on the running kernel, as its relay left it (kernel_relay.py): its
         pid and its memory cgroup (or None). {} before the kernel was forked."""
         try:
             with open(self.connection_file + ".kernel") as facts:
-                return json.load(facts)
+                return protocol.read_line(protocol.KernelStarted, facts.read())
         except (OSError, ValueError):
             return {}
 

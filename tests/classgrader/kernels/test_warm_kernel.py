@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from classgrader.judging.isolated_execute import jail_spec
-from classgrader.kernels import sandbox
+from classgrader.kernels import cgroup, sandbox
 from classgrader.kernels.kernel_zygote import Zygote
 from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
 
@@ -94,8 +94,12 @@ def test_an_idle_lost_to_a_late_subscription_costs_one_more_question_not_a_wait(
     asked = []
     client.kernel_info = lambda: asked.append(f"m{len(asked)}") or asked[-1]
     client._handle_kernel_info_reply = lambda reply: None
-    reply = lambda channel: {"parent_header": {"msg_id": asked[-1]}, "msg_type": "kernel_info_reply", "content": {}}
-    late_idle = lambda channel: {"parent_header": {"msg_id": "m0"}, "msg_type": "status", "content": {"execution_state": "idle"}}
+
+    def reply(channel):
+        return {"parent_header": {"msg_id": asked[-1]}, "msg_type": "kernel_info_reply", "content": {}}
+
+    def late_idle(channel):
+        return {"parent_header": {"msg_id": "m0"}, "msg_type": "status", "content": {"execution_state": "idle"}}
     client._shell_channel, client._iopub_channel = _Channel([reply, reply]), _Channel([lambda c: None, late_idle])
     asyncio.run(client.wait_for_ready(timeout=5))
     assert asked == ["m0", "m1"]
@@ -116,8 +120,8 @@ print(open("/proc/self/cgroup").read().count("course-kernel-"), os.environ.get("
 """
 
 
-@pytest.mark.skipif((sandbox.unavailable_reason() is not None or __import__("classgrader.kernels.cgroup").kernels.cgroup.unavailable_reason()
-                     is not None) and not os.environ.get("CI"), reason="needs a sandbox and a memory cgroup (root on Linux)")
+@pytest.mark.skipif((sandbox.unavailable_reason() is not None or cgroup.unavailable_reason() is not None)
+                    and not os.environ.get("CI"), reason="needs a sandbox and a memory cgroup (root on Linux)")
 def test_a_kernel_past_its_memory_cgroup_is_stopped_and_the_next_student_is_graded(zygote, covered):
     """No address-space limit (as for a kernel given a GPU): only the kernel's memory cgroup
     stops it. 1.5 GiB fits outside; the kernel under 1 GiB is killed, the zygote serves on."""
@@ -180,3 +184,14 @@ print(float((x * 2).sum()), resource.getrlimit(resource.RLIMIT_AS)[0], held)
     finally:
         sandbox.remove_workarea(area)
     assert printed == ["2000.0", str(resource.RLIM_INFINITY), "True"], printed
+
+
+def test_the_relays_word_on_the_kernel_is_taken_only_as_a_kernel_started(tmp_path):
+    km = WarmKernelManager(connection_file=str(tmp_path / "kernel.json"))
+    facts = tmp_path / "kernel.json.kernel"
+    assert km.kernel_process() == {}  # not forked yet
+    facts.write_text('{"pid": 41, "memory": null}')
+    assert km.kernel_process() == {"pid": 41, "memory": None}
+    for forged in ('{"pid": "41", "memory": null}', '{"pid": 41}', "[41]", "not json"):
+        facts.write_text(forged)
+        assert km.kernel_process() == {}, forged
