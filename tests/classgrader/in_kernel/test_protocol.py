@@ -101,7 +101,7 @@ def test_a_request_without_its_token_is_refused():
 
 FORGED_ANSWERS = {
     "an unknown kind": {"kind": "exec", "code": "import os"},
-    "an old positional answer": ("returned", 1),
+    "a positional tuple": ("returned", 1),
     "a field missing": {"kind": "called", "result": 1, "args": [], "kwargs": {}},
     "a field it does not have": {"kind": "returned", "value": 1, "also": 2},
     "a bool for a call number": {"kind": "called", "result": 1, "args": [], "kwargs": {}, "call": True},
