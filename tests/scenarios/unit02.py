@@ -126,6 +126,29 @@ def init_weight(shape, device, scale=0.01):
     return w
 """,
     }),
+    # Modules held in a loop variable, and a match statement: honest, but .is_available read on a
+    # variable is not on the list of what an answer uses (it cannot tell which module it is).
+    Scenario("alternative_d", answers={
+        "q1_pick_device_answer": '''
+def pick_device():
+    for name, backend in (("cuda", torch.cuda), ("mps", torch.backends.mps)):
+        if backend.is_available():
+            return torch.device(name)
+    return torch.device("cpu")
+''',
+        "q2_move_to_answer": '''
+def move_to(batch, device):
+    match batch:
+        case torch.Tensor():
+            return batch.to(device)
+        case dict():
+            return {key: move_to(value, device) for key, value in batch.items()}
+        case list() | tuple():
+            return type(batch)(move_to(value, device) for value in batch)
+        case _:
+            return batch
+''',
+    }),
     Scenario("promotes_dtype", answers={
         "q3_add_bias_column_answer": """
 def add_bias_column(x):

@@ -106,6 +106,23 @@ def parameter_count(model):
     return counts
 ''',
     }),
+    Scenario("alternative_d", answers={
+        "q2_mlp_answer": '''
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.depth = len(sizes) - 1
+        for index in range(self.depth):
+            self.register_module(f"layer_{index}", nn.Linear(sizes[index], sizes[index + 1]))
+
+    def forward(self, x):
+        for index in range(self.depth):
+            x = getattr(self, f"layer_{index}")(x)
+            if index + 1 < self.depth:
+                x = torch.relu(x)
+        return x
+''',
+    }),
     Scenario("statistics_as_parameter", answers={
         "q1_running_norm_answer": '''
 class RunningNorm(nn.Module):

@@ -102,6 +102,17 @@ def load_state_on(path, device):
     return {name: value.to(device) for name, value in state.items()}
 """,
     }),
+    Scenario("alternative_d", answers={
+        "q1_save_checkpoint_answer": '''
+def save_checkpoint(path, model, optimizer, epoch, config):
+    from dataclasses import fields
+    settings = {}
+    for field in fields(config):
+        settings[field.name] = getattr(config, field.name)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                "config": settings}, path)
+''',
+    }),
     Scenario("model_not_moved", answers={
         "q2_load_checkpoint_answer": """
 def load_checkpoint(path, make_model, make_optimizer, device):
