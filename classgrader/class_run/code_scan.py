@@ -16,7 +16,8 @@ the reading did not foresee is then off the list by default. Besides, an honest 
 course needs none of the means such rewriting takes, which are named as such:
 
 - code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
-  a computed getattr on a module or class, setattr outside a constructor, vars() written to;
+  a computed getattr (but the two shapes that read only the student's own object, own_reads.py),
+  setattr, vars();
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
   and super().__init__, torch._C, global hooks, the check library's records, and any module
@@ -47,12 +48,16 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from classgrader.class_run import allow_list
+from classgrader.class_run import allow_list, own_reads
 
 REASON = "code that can rewrite the grading process"
 
 # Modules an answer may import; of some, only the parts named (None: all of it).
-MODULES = dict.fromkeys(("torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools", "dataclasses", "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile", "io", "matplotlib", "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap", "pprint", "warnings", "argparse", "operator", "__future__", "autograder", "utils", "tqdm", "PIL", "numbers", "shutil", "hashlib"))
+MODULES = dict.fromkeys((
+    "torch", "numpy", "math", "cmath", "random", "statistics", "collections", "itertools", "functools", "dataclasses",
+    "typing", "copy", "string", "re", "time", "datetime", "json", "csv", "pathlib", "tempfile", "io", "matplotlib",
+    "fractions", "decimal", "enum", "abc", "contextlib", "heapq", "bisect", "textwrap", "pprint", "warnings",
+    "argparse", "operator", "__future__", "autograder", "utils", "tqdm", "PIL", "numbers", "shutil", "hashlib"))
 MODULES |= {
     "os": {"path", "makedirs", "mkdir", "listdir", "scandir", "walk", "remove", "unlink", "rename", "replace",
            "rmdir", "getcwd", "stat", "sep", "linesep", "cpu_count", "environ", "fspath", "PathLike", "getpid"},
@@ -221,6 +226,10 @@ class _Reader(ast.NodeVisitor):
         self.course_imports = set()  # of the course's names, those its cells bind by importing
         self.course_defined = set()  # ...and those they define (def, class, assignment)
         self.found, self.functions = [], []  # the functions the visit is inside, innermost last
+        self.scopes = []  # their nodes (a class's too), innermost last
+        self.templates, self.plain_imports = set(), set()  # see own_reads
+        self.trusting = set()  # methods that read their own object by a computed name: never named
+        self.called = set()  # functions of the calls visited: an __init__ taken is one not called
 
     def note(self, node, what: str):
         self.noted.add(id(node))
@@ -312,7 +321,9 @@ class _Reader(ast.NodeVisitor):
     # --- names, attributes, calls -----------------------------------------------------------
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
-            if node.id in REFLECTION:
+            if node.id in self.trusting:
+                self._names_trusting(node, node.id)
+            elif node.id in REFLECTION:
                 self.note(node, f"uses {node.id}")
             elif node.id not in self.bound:  # the session's history, a test's leftovers, the grader's names
                 self.note(node, f"reads {node.id}, which this notebook never defines")
@@ -321,9 +332,14 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         attr, dotted = node.attr, _dotted(node)
+        if attr in self.trusting and isinstance(node.ctx, ast.Load):
+            self._names_trusting(node, attr)
         if attr == "__init__" and isinstance(node.ctx, ast.Load):
-            self.generic_visit(node)  # checked where it is called (visit_Call)
-        elif (attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS) or attr in INTERNALS or (attr == "gen" and isinstance(node.value, ast.Call)):
+            if id(node) not in self.called:  # taken to be called later, on anything
+                self.note(node, "takes __init__ without calling it")
+            self.generic_visit(node)  # a call of it is checked where it is called (visit_Call)
+        elif (attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS) or attr in INTERNALS or \
+                (attr == "gen" and isinstance(node.value, ast.Call)):
             self.note(node, f"reaches .{attr}")
         elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
             self._reach(node, self.full(dotted), "uses")
@@ -361,7 +377,14 @@ class _Reader(ast.NodeVisitor):
             return
         self._switch(node)
         self._library_setattr(node)
+        self.called.add(id(func))
+        if name == "getattr" and name not in self.own and self._reads_own(node):
+            for part in args:
+                self.visit(part)
+            return
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+        if name in ("getattr", "hasattr") and name not in self.own and constant and args[1].value in self.trusting:
+            self._names_trusting(node, args[1].value)
         if name in ("getattr", "hasattr") and name not in self.own and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
                 self._reach(node, f"{self.full(_dotted(args[0]))}.{args[1].value}", "uses")
@@ -374,10 +397,10 @@ class _Reader(ast.NodeVisitor):
         if name == "hasattr" and name not in self.own:
             self.note(node, "uses hasattr with a name it computes")
         self._keywords(node)
-        if isinstance(func, ast.Attribute) and func.attr == "__init__":
-            if not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and not (
-                    args and _is_self(args[0], self) and self._in_constructor()):
-                self.note(node, "calls __init__ on something other than the object being made")
+        if isinstance(func, ast.Attribute) and func.attr == "__init__" and \
+                not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and \
+                not (args and _is_self(args[0], self) and self._in_constructor()):
+            self.note(node, "calls __init__ on something other than the object being made")
         if name == "type" and len(args) == 3:
             self.note(node, "makes a class with type()")
         if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
@@ -386,6 +409,17 @@ class _Reader(ast.NodeVisitor):
                                      target.id not in self.imported and target.id not in dir(builtins)):
                 self.note(node, f"changes {_dotted(func.value) or 'a namespace'} with .{func.attr}()")
         self.generic_visit(node)
+
+    def _reads_own(self, node) -> bool:
+        """getattr by a computed name that reads only the student's own object (own_reads)."""
+        scope = self.scopes[-1] if self.scopes else None
+        in_class = bool(self.functions) and self.functions[-1][1]
+        return own_reads.own_layer(node, scope, in_class, self.templates, self.own) or \
+            own_reads.dataclass_field(node, scope, self.full, self.plain_imports)
+
+    def _names_trusting(self, node, name: str) -> None:
+        self.note(node, f"names {name}, a method that reads its own object by a computed name: run any way but "
+                        "by calling that object, it could read another")
 
     def _keywords(self, node) -> None:
         """A call the list allows only with some keywords (torch.load: weights_only left on, no
@@ -436,10 +470,10 @@ class _Reader(ast.NodeVisitor):
         for block in ast.walk(node):
             switches = [item for item in getattr(block, "items", []) if isinstance(item.context_expr, ast.Call)
                         and (_dotted(item.context_expr.func) or "").split(".")[-1] in SESSION_SWITCHES]
-            if isinstance(block, (ast.With, ast.AsyncWith)) and switches:
-                if any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
-                    self.note(block, f"keeps {_dotted(switches[0].context_expr.func)} on across a yield")
-                    return
+            if isinstance(block, (ast.With, ast.AsyncWith)) and switches and \
+                    any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
+                self.note(block, f"keeps {_dotted(switches[0].context_expr.func)} on across a yield")
+                return
 
     def _switch(self, node) -> None:
         """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
@@ -541,11 +575,13 @@ class _Reader(ast.NodeVisitor):
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
         self.functions.append((node.name, in_class, first[0].arg if first else None))
+        self.scopes.append(node)
         self.declared.append({name for inner in ast.walk(node) if isinstance(inner, ast.Global)
                               for name in inner.names})
         self.generic_visit(node)
         self.declared.pop()
         self.functions.pop()
+        self.scopes.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
 
@@ -566,8 +602,10 @@ class _Reader(ast.NodeVisitor):
                 if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
         self.functions.append(("<class>", False, None))
+        self.scopes.append(node)
         self.generic_visit(node)
         self.functions.pop()
+        self.scopes.pop()
 
 
 def _is_self(node, reader: _Reader) -> bool:
@@ -693,6 +731,10 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
     defined |= {target.id for tree in filter(None, trees) for node in ast.walk(tree)  # f = lambda ...: ...
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
                 for target in node.targets if isinstance(target, ast.Name)}
+    templates = own_reads.templates_given(filter(None, trees))
+    plain = own_reads.plain_imports(filter(None, trees))
+    trusting = {name for name in own_reads.trusting_methods(filter(None, trees), templates, own)
+                if not (name.startswith("__") and name.endswith("__"))}  # dunders: their own rules
     found = [Finding(index, 1, "is too deep or too large for the grader to read") for index in unread]
     for index, (source, tree) in enumerate(zip(sources, trees)):
         if tree is None or source.strip() in given:
@@ -701,6 +743,7 @@ def scan(sources: list[str], given: set[str] = frozenset(), course_callables: se
                          set(dir(builtins)) | set(course_callables) | set(course_imports), allowed, own)
         reader.course_imports = set(course_imports)
         reader.course_defined = set(course_callables)
+        reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         try:
             reader.visit(tree)
         except RecursionError:  # nested past what the reading walks: unread is not clean

@@ -206,10 +206,9 @@ def cases(unit):
 # flagged for review all the same (their score stands). The count is docs/threat-model.md's.
 HONEST_BUT_FLAGGED = {
     ("02_devices", "alternative_b"): "imports torch.utils._pytree.tree_map",  # a private module of torch
+    ("02_devices", "alternative_d"): "reads .is_available",                   # on a module held in a variable
     ("05_no_grad", "alternative_c"): "uses torch._foreach_mul_",              # a private function of torch
-    ("06_modules", "alternative_b"): "uses getattr",                          # getattr(self, f"fc{i}")
-    ("07_checkpoints", "alternative_a"): "uses vars",                         # dict(vars(config))
-    ("07_checkpoints", "alternative_b"): "uses getattr",                      # getattr(config, field.name)
+    ("07_checkpoints", "alternative_a"): "uses vars",                         # dict(vars(config)): any namespace
 }
 
 
@@ -436,4 +435,4 @@ def test_code_too_deep_to_read_is_a_finding_not_a_crash():
     then flagged as unread, and the reading goes on with the others."""
     deep = "x = 1\ny = " + " + ".join(["x"] * 50_000)
     found = code_scan.scan([deep, "import gc"])
-    assert [f.what for f in found][0].startswith("is too deep") and any("gc" in f.what for f in found), found
+    assert found[0].what.startswith("is too deep") and any("gc" in f.what for f in found), found
