@@ -1,6 +1,9 @@
 """Shared fixtures, and the end-of-run report of what the tests covered."""
+import os
+
 import pytest
 
+import coursekit
 from coursekit import make_course
 
 _covered: list[str] = []
@@ -51,6 +54,14 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("what the tests covered")
         for line in _covered:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _course_builds(tmp_path_factory):
+    """Generated courses are kept for the whole run, shared by its pytest-xdist workers: in the
+    run's own temporary folder (each worker's lies inside it), so no run reads another's."""
+    base = tmp_path_factory.getbasetemp()
+    coursekit.builds = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "course-builds"
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 course directory, and student submissions built by script from the sources."""
 import ast
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -54,28 +55,64 @@ def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
     return done
 
 
-_generated: dict[tuple, Path] = {}  # assignments -> a course generated earlier in this process
+# Where generated courses are kept, by content, for make_course to copy: tests/conftest.py points
+# it at a folder every pytest-xdist worker of one run shares; elsewhere (a benchmark) it is a
+# folder of this process's own, made on first use.
+builds: Path | None = None
+BUILD_INPUTS = ("source", "nbgrader_config.py", "classgrader", "autograder", "utils")
+
+
+@functools.cache  # what this process imports was installed before it started
+def _installed() -> tuple[str, ...]:
+    from importlib import metadata
+    return tuple(sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()))
+
+
+def build_key(assignments) -> str:
+    """A digest of everything generating a course reads: the assignments asked for, the sources,
+    the configuration, the grader's packages (the preprocessors generate runs), Python and every
+    installed distribution's version. A course kept under another key is never used."""
+    digest = hashlib.sha256(repr((tuple(assignments), sys.version, _installed())).encode())
+    for name in BUILD_INPUTS:
+        top = ROOT / name
+        for path in sorted(top.rglob("*")) if top.is_dir() else [top]:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _builds() -> Path:
+    global builds
+    if builds is None:
+        import atexit
+        import tempfile
+        builds = Path(tempfile.mkdtemp(prefix="course-builds-"))
+        atexit.register(shutil.rmtree, builds, True)
+    builds.mkdir(parents=True, exist_ok=True)
+    return builds
 
 
 def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     """A fresh course directory with the repository's config and sources, the given
     assignments generated (which also records them in that course's gradebook).
-    Generating costs seconds, mostly loading nbgrader: the first course of each set of
-    assignments in a process is generated, later ones are byte copies of it (nothing in a
-    generated course names its folder: the config finds its paths from where it lies)."""
-    key = tuple(assignments)
-    if key in _generated:
-        shutil.copytree(_generated[key], root, dirs_exist_ok=True, symlinks=True)
-        return root
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    shutil.copytree(ROOT / "source", root / "source")
-    generate(root, *assignments)
-    import atexit
-    import tempfile
-    keep = Path(tempfile.mkdtemp(prefix="course-generated-"))
-    atexit.register(shutil.rmtree, keep, True)
-    shutil.copytree(root, keep, dirs_exist_ok=True, symlinks=True)
-    _generated[key] = keep
+    Generating costs seconds, mostly loading nbgrader: a course is generated once per content
+    (build_key) and kept; later ones are byte copies of it (nothing in a generated course names
+    its folder: the config finds its paths from where it lies). While one process generates it,
+    another that wants the same course waits for it (a lock per key) instead of generating it too."""
+    import fcntl
+    folder = _builds()
+    key = build_key(assignments)
+    kept = folder / key
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not kept.is_dir():
+            partial = folder / f"{key}.{os.getpid()}.partial"
+            partial.mkdir()
+            shutil.copy(ROOT / "nbgrader_config.py", partial)
+            shutil.copytree(ROOT / "source", partial / "source")
+            generate(partial, *assignments)
+            partial.rename(kept)  # whole or not at all: a build cut short is never taken for one
+    shutil.copytree(kept, root, dirs_exist_ok=True, symlinks=True)
     return root
 
 
@@ -145,15 +182,15 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
     import time
     import urllib.request
     port = free_port()
-    log = open(root / "lab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.app_settings_dir={ROOT / 'lab' / role}", *extra_args]
-        + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
-        cwd=root, stdout=log, stderr=subprocess.STDOUT,
-        env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role)))
-    base = f"http://127.0.0.1:{port}"
+    with open(root / "lab.log", "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+             f"--IdentityProvider.token={LAB_TOKEN}", f"--ServerApp.root_dir={root}",
+             f"--LabApp.app_settings_dir={ROOT / 'lab' / role}", *extra_args]
+            + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
+            cwd=root, stdout=log, stderr=subprocess.STDOUT,
+            env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role)))
+    base = f"http://127.0.0.1:{port}"  # the server has the log file's descriptor of its own
     try:
         for _ in range(600):
             try:
@@ -167,7 +204,6 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
     finally:
         server.terminate()
         server.wait(timeout=30)
-        log.close()
 
 
 # ---- ./course's argument checks: a course with no .venv at all, so reaching anything heavy fails ----
