@@ -59,7 +59,9 @@ def flags(course: Path) -> dict[tuple[str, str], list[str]]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = make_course(tmp_path_factory.mktemp("class"), ASSIGNMENTS)
+    # Every assignment generated, as the other class runs' courses are (one build for them all);
+    # the class run grades only ASSIGNMENTS.
+    course = make_course(tmp_path_factory.mktemp("class"))
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"\nc.Execute.timeout = {CLASS_TIMEOUT}\n")
     for student in STUDENTS:
@@ -117,7 +119,7 @@ def test_class_table(graded, covered):
                     f"{want:>5g} {got:>5g}  {'flagged: ' + reasons[0][:70] if reasons else '-'}")
         if not ok:
             wrong.append(rows[-1])
-    table = "\n".join([f"    {'student':<30} {'scenario':<44} {'expct':>5} {'score':>5}  flagged"] + rows)
+    table = "\n".join([f"    {'student':<30} {'scenario':<44} {'expct':>5} {'score':>5}  flagged", *rows])
     print("\n" + table)
     covered(f"synthetic class: {len(STUDENTS)} students, {len(STUDENTS) - len(wrong)} as expected\n" + table)
     assert not wrong, "students graded other than expected:\n" + "\n".join(wrong)

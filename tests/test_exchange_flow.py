@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from coursekit import ROOT, build_submission, nbgrader, read_notebook, write_notebook
+from coursekit import build_submission, make_course, nbgrader, read_notebook, write_notebook
 
 pytestmark = pytest.mark.early(8)
 
@@ -21,11 +21,7 @@ STUDENTS = {"alice": {}, "bob": None}  # alice submits the reference answers, bo
 
 
 def test_release_fetch_submit_collect_grade_return(tmp_path, covered):
-    course = tmp_path / "course"
-    (course / "source").mkdir(parents=True)
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    shutil.copytree(ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
-    nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    course = make_course(tmp_path / "course", [ASSIGNMENT])                # ./course generate
     nbgrader(course, "release_assignment", ASSIGNMENT)                      # ./course release
     source = read_notebook(course / "source" / ASSIGNMENT / NOTEBOOK)
     for student, answers in STUDENTS.items():
