@@ -104,8 +104,8 @@ def hidden_lines(unit) -> list[str]:
     lines = []
     for cell in grade_cells(source):
         for block in HIDDEN_BLOCK.findall(source_text(cell)):
-            lines += [l.strip() for l in block.splitlines()
-                      if len(l.strip()) >= 25 and re.sub(r"\s+", "", l) not in visible]
+            lines += [line.strip() for line in block.splitlines()
+                      if len(line.strip()) >= 25 and re.sub(r"\s+", "", line) not in visible]
     return lines
 
 
@@ -140,7 +140,8 @@ def graded(request, tmp_path_factory):
     # One run for the file's units, as an instructor grades several assignments at once; one
     # worker: the test files already grade side by side, one per core, and each extra worker
     # runs the reference notebook once more.
-    done = course_command(course, "classgrader.class_run.classroom", *(u.ASSIGNMENT for u in module_units), "--workers", "1")
+    done = course_command(course, "classgrader.class_run.classroom", *(u.ASSIGNMENT for u in module_units),
+                          "--workers", "1")
     for unit in module_units:
         assert f"{unit.ASSIGNMENT}: {len(unit.SCENARIOS)} submissions, {len(unit.SCENARIOS)} to grade" in done.stdout, \
             done.stdout
@@ -149,14 +150,21 @@ def graded(request, tmp_path_factory):
     for unit in module_units:
         nbgrader(course, "generate_feedback", unit.ASSIGNMENT)
     nbgrader(course, "export")
-    return {"course": course, "submitted": submitted, "seconds": seconds}
+    return {"course": course, "submitted": submitted, "seconds": seconds, "grades": gradebook_grades(course)}
 
 
-def scores(course, unit, scenario) -> dict[str, tuple[float, float]]:
+def gradebook_grades(course) -> dict[tuple[str, str, str], dict[str, tuple[float, float]]]:
+    """(assignment, student, notebook) -> {grade: (score, max_score)}: every grade the gradebook
+    holds, read in one opening (each opening costs a database engine's start)."""
     with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
-        notebook = gradebook.find_submission_notebook(unit.NOTEBOOK.removesuffix(".ipynb"), unit.ASSIGNMENT,
-                                                      student_id(unit, scenario))
-        return {g.name: (g.score, g.max_score) for g in notebook.grades}
+        return {(a.name, s.student.id, n.name): {g.name: (g.score, g.max_score) for g in n.grades}
+                for a in gradebook.assignments for s in a.submissions for n in s.notebooks}
+
+
+def scores(graded, unit, scenario) -> dict[str, tuple[float, float]]:
+    key = (unit.ASSIGNMENT, student_id(unit, scenario), unit.NOTEBOOK.removesuffix(".ipynb"))
+    assert key in graded["grades"], f"the gradebook holds no submission {key}"
+    return graded["grades"][key]
 
 
 def feedback_html(course, unit, scenario) -> str:
@@ -167,7 +175,7 @@ def feedback_html(course, unit, scenario) -> str:
 
 def test_each_submission_scores_what_it_deserves(case, graded, covered):
     unit, scenario = case
-    got = scores(graded["course"], unit, scenario)
+    got = scores(graded, unit, scenario)
     assert got, "no grades recorded"
     expected = {name: (0.0 if "*" in scenario.loses or name in scenario.loses else maximum)
                 for name, (_, maximum) in got.items()}
@@ -189,9 +197,11 @@ def test_feedback_shows_no_hidden_test_code(case, graded):
     unit, scenario = case
     page = visible_text(feedback_html(graded["course"], unit, scenario))
     # A hidden line the student's own code also holds (a loop written the textbook way) is theirs.
-    submitted = graded["course"] / "runtime" / "submitted" / student_id(unit, scenario) / unit.ASSIGNMENT / unit.NOTEBOOK
+    submitted = (graded["course"] / "runtime" / "submitted" / student_id(unit, scenario) / unit.ASSIGNMENT
+                 / unit.NOTEBOOK)
     own = re.sub(r"\s+", "", "".join(source_text(c) for c in read_notebook(submitted)["cells"]))
-    leaked = [line for line in hidden_lines(unit) if re.sub(r"\s+", "", line) in page and re.sub(r"\s+", "", line) not in own]
+    plain = [re.sub(r"\s+", "", line) for line in hidden_lines(unit)]
+    leaked = [line for line in plain if line in page and line not in own]
     assert not leaked, f"hidden-test code in {scenario.student}'s feedback: {leaked[:3]}"
     assert "Gradedon:cpu" in page or "Gradedon:cuda" in page or "Gradedon:mps" in page, (
         "the feedback does not name the grading device")
@@ -205,7 +215,7 @@ def test_the_leak_detector_sees_code_in_plain_html(request, graded):
                   / unit.NOTEBOOK)
     page, _ = HTMLExporter().from_notebook_node(reads(autograded.read_text(), as_version=4))
     lines = hidden_lines(unit)
-    assert lines and all(re.sub(r"\s+", "", l) in visible_text(page) for l in lines)
+    assert lines and all(re.sub(r"\s+", "", line) in visible_text(page) for line in lines)
 
 
 def test_export_agrees_with_the_gradebook(request, graded, covered):
@@ -216,7 +226,7 @@ def test_export_agrees_with_the_gradebook(request, graded, covered):
     graded_on = {(r["assignment"], r["student_id"]): r["graded_on"] for r in table}
     submitted = set()
     for unit, scenario in cases(request.module):
-        total = sum(s for s, _ in scores(course, unit, scenario).values())
+        total = sum(s for s, _ in scores(graded, unit, scenario).values())
         key = (unit.ASSIGNMENT, student_id(unit, scenario))
         assert float(rows[key]) == pytest.approx(total)
         submitted.add(key)

@@ -1,8 +1,9 @@
 """End-to-end grading of 07_checkpoints, 08_capstone (tests/autograde_e2e.py has the tests and says what they check)."""
 import pytest
 
+import autograde_e2e
 from autograde_e2e import *  # noqa: F403 (the module fixture, the tests, their parametrization)
 
 pytestmark = pytest.mark.early(6)
 
-UNITS = units("07_checkpoints", "08_capstone")
+UNITS = autograde_e2e.units("07_checkpoints", "08_capstone")

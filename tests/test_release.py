@@ -7,8 +7,10 @@ from coursekit import ASSIGNMENTS, ROOT, read_notebook, source_text
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_release_matches_a_fresh_generate_assignment(assignment, course, covered):
-    committed = sorted(p.relative_to(ROOT / "release") for p in (ROOT / "release" / assignment).rglob("*") if p.is_file())
-    fresh = sorted(p.relative_to(course / "release") for p in (course / "release" / assignment).rglob("*") if p.is_file())
+    committed = sorted(p.relative_to(ROOT / "release")
+                       for p in (ROOT / "release" / assignment).rglob("*") if p.is_file())
+    fresh = sorted(p.relative_to(course / "release")
+                   for p in (course / "release" / assignment).rglob("*") if p.is_file())
     assert committed == fresh, f"release/{assignment} holds other files than generate_assignment makes"
     for rel in fresh:
         if rel.suffix == ".ipynb":
