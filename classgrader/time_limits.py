@@ -6,7 +6,8 @@ one number and every limit here follows. Standard library only."""
 # so that what it establishes never depends on how busy the machine is.
 REFERENCE_TIMEOUTS = 6
 # A test judged in the grader (or a shadow) asks the kernel many questions, each a call of the
-# student's code bounded by one cell timeout; the whole test may take this many before it is a hang.
+# student's code bounded by one cell timeout; its answers together may take this many before it is
+# a hang (the grader's own work between them is not counted: on a busy machine it is slow too).
 GRADER_TIMEOUTS = 10
 # One student's notebook in all, unless c.IsolatedExecute.student_budget says otherwise: room for
 # every cell of an assignment to take a while, not for each to run out its timeout.

@@ -44,11 +44,13 @@ class AnswerChannel:
     owns; `kernel_path` the same folder as the kernel sees it; `seconds` the test's time limit,
     `per_answer` what one answer may take (a call of the student's code, as a cell may): a hang
     is found in that time, while a test of many quick questions is not cut short because the
-    machine is busy and each hand-over slow."""
+    machine is busy and each hand-over slow. The test's limit counts only the time spent waiting
+    for the kernel (its answers, and its end connecting), never the grader's own work on the test
+    between questions: on a busy machine that work is slow too, and it is not the student's."""
 
     def __init__(self, folder_fd: int, kernel_path: str, seconds: float, seed: int | None = None,
                  per_answer: float | None = None):
-        self.seconds, self.deadline = seconds, time.monotonic() + seconds
+        self.seconds, self.waited = seconds, 0.0  # seconds spent waiting for the kernel so far
         self.per_answer = per_answer or seconds
         name = f"{secrets.token_hex(8)}.sock"
         self.listener: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -71,8 +73,9 @@ class AnswerChannel:
             connection = self._connected()
             left = self._left()
             connection.settimeout(min(left, self.per_answer))
-            send_frame(connection, payload)
-            reply = read_frame(connection)
+            with self._waiting():
+                send_frame(connection, payload)
+                reply = read_frame(connection)
         except TimeoutError:
             if self.per_answer < left:
                 raise timed_out(self.per_answer, "the answer to one of its questions") from None
@@ -118,11 +121,21 @@ class AnswerChannel:
             if self.listener is None:
                 raise OSError("the channel is closed")
             self.listener.settimeout(self._left())
-            self.connection, _ = self.listener.accept()
+            with self._waiting():
+                self.connection, _ = self.listener.accept()
         return self.connection
 
+    @contextlib.contextmanager
+    def _waiting(self):
+        """A wait for the kernel, counted against the test's limit."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.waited += time.monotonic() - start
+
     def _left(self) -> float:
-        left = self.deadline - time.monotonic()
+        left = self.seconds - self.waited
         if left <= 0:
             raise timed_out(self.seconds)
         return left

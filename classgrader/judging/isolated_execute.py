@@ -476,9 +476,15 @@ class IsolatedExecute(Execute):
         return time_limits.grader_test(self.timeout)
 
     def _get_timeout(self, cell):
-        if cell is ANSWERING:  # the kernel's end of a test judged here: as long as the test may take
-            return self._grader_seconds()
+        if cell is ANSWERING:  # the kernel's end of a test judged here: open while the grader works on it
+            return self._answering_seconds()
         return super()._get_timeout(cell)
+
+    def _answering_seconds(self) -> float:
+        """How long the kernel's end of a test may stay open, the grader's own work on the test
+        included: the student's whole allowance. Its answers are bounded by the channel (each, and
+        all together); this only ends a conversation the grader never closes."""
+        return time_limits.student_budget(self.timeout, self.student_budget)
 
     async def _in_grader(self, work, code, seed=None):
         """work(code), a judge.Judge method, in a thread, while the student's kernel answers
@@ -582,7 +588,7 @@ class IsolatedExecute(Execute):
             raise protocol.KernelLost("KernelDied", "the kernel stopped while answering this test (it crashed, exited, "
                                       "or ran out of memory); later cells were graded in a fresh kernel") from None
         except CellTimeoutError:
-            raise answer_channel.timed_out(self._grader_seconds()) from None
+            raise answer_channel.timed_out(self._answering_seconds()) from None
 
     def _kernel_meter(self):
         """A meter of the running kernel's memory, read from outside it (autograder.memory_probe)."""

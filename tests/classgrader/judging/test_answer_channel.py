@@ -2,6 +2,7 @@
 that hangs while answering ends in KernelLost, one that dies in no answer: never a wait without
 end."""
 import asyncio
+import contextlib
 import os
 
 import pytest
@@ -77,19 +78,22 @@ def test_questions_are_answered_and_a_lost_kernel_is_reported(tmp_path):
     assert list(tmp_path.iterdir()) == []  # each test's socket is gone with it
 
 
-def forged_kernel(tmp_path, replies):
+def forged_kernel(tmp_path, replies, seconds=30, slow=0.0):
     """A kernel's end that answers each question with the next of `replies` (a function of the
-    question's token), the channel that asks it, and its thread."""
+    question's token), `slow` seconds after it came; the channel that asks it (a test of
+    `seconds`), and its thread."""
     import socket
     import threading
+    import time
     folder_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    channel = answer_channel.AnswerChannel(folder_fd, str(tmp_path), 30)
+    channel = answer_channel.AnswerChannel(folder_fd, str(tmp_path), seconds)
 
-    def forger():
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+    def forger():  # a question the channel gave up on finds its connection closed: no answer sent
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection, contextlib.suppress(OSError):
             connection.connect(str(tmp_path / channel.name))
             for reply in replies:
                 token = protocol.asked(protocol.loads(protocol.read_frame(connection)))["token"]
+                time.sleep(slow)
                 protocol.send_frame(connection, reply(token))
     thread = threading.Thread(target=forger)
     thread.start()
@@ -129,4 +133,34 @@ def test_a_question_of_no_kind_is_never_sent(tmp_path):
         assert channel.connection is None  # nothing was sent: the kernel's end was never waited for
     finally:
         channel.close()
+        os.close(folder_fd)
+
+
+def test_the_test_s_limit_counts_the_kernel_s_answers_not_the_grader_s_own_work(tmp_path):
+    """Fast or slow, the same verdict: a test whose own work here is slow (a busy machine) is not
+    cut short while its kernel answers at once; answers that together take longer than the test's
+    limit are a hang all the same, however quickly each came."""
+    import time
+    good = {"kind": "called", "result": 1, "args": [], "kwargs": {}, "call": None}
+    replies = [lambda token: answered(token, good)] * 3
+    channel, thread, folder_fd = forged_kernel(tmp_path, replies, seconds=1.0)
+    outcomes = []
+    for _ in replies:
+        outcomes.append(protocol.answer(trace.materialize(channel.ask(call("double", 1))))["result"])
+        time.sleep(0.6)  # the grader's own work between questions: 1.8 s in all, past the test's 1 s
+    thread.join()
+    channel.close()
+    os.close(folder_fd)
+    assert outcomes == [1, 1, 1]
+
+    channel, thread, folder_fd = forged_kernel(tmp_path, replies, seconds=1.0, slow=0.4)
+    try:
+        channel.ask(call("double", 1))
+        channel.ask(call("double", 1))  # 0.8 s of the test's 1 s waited for
+        with pytest.raises(KernelLost, match="ran longer than 1 s"):
+            channel.ask(call("double", 1))
+        assert channel.waited >= 1.0
+    finally:
+        channel.close()
+        thread.join()
         os.close(folder_fd)
