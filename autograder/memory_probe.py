@@ -19,6 +19,7 @@ raises MemoryUnmeasured, so a check built on it fails rather than passes.
 """
 import contextlib
 import ctypes
+import os
 import sys
 import threading
 
@@ -42,6 +43,31 @@ def _map_large_blocks_fresh() -> None:
 
 
 _map_large_blocks_fresh()
+
+
+class OpenReading:
+    """A number a file gives (a cgroup's usage, a process's statm), read again and again from one
+    descriptor kept open: a sample every few milliseconds then costs a read, not an open, a read
+    and a close, so the sampler takes little from a busy machine. `field`: which of the file's
+    words; `scale`: what one unit of it is, in bytes."""
+
+    def __init__(self, path: str, field: int = 0, scale: int = 1):
+        self.fd, self.field, self.scale = os.open(path, os.O_RDONLY | os.O_CLOEXEC), field, scale
+
+    def __call__(self) -> int:
+        if self.fd is None:
+            raise ValueError("the reading was closed")
+        return int(os.pread(self.fd, 256, 0).split()[self.field]) * self.scale
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def resident_reading(pid: int | str = "self") -> OpenReading:
+    """Bytes a process holds in memory now (its resident set, as /proc/PID/status's VmRSS)."""
+    return OpenReading(f"/proc/{pid}/statm", field=1, scale=os.sysconf("SC_PAGE_SIZE"))
 
 
 class LowestPoint:
@@ -76,6 +102,8 @@ class LowestPoint:
         self._thread.join()
         with contextlib.suppress(OSError, ValueError, MemoryUnmeasured):
             self._sample()
+        with contextlib.suppress(OSError):
+            getattr(self._read, "close", lambda: None)()  # an OpenReading's descriptor
         return self.rise
 
 
@@ -99,7 +127,10 @@ class _OwnProcess:
             self.before, self.peak_before = status_bytes("VmRSS"), status_bytes("VmHWM")
         except OSError as error:
             raise MemoryUnmeasured(f"this process's memory cannot be read here ({error.strerror})") from None
-        self.lowest = LowestPoint(lambda: status_bytes("VmRSS"))
+        try:
+            self.lowest = LowestPoint(resident_reading())
+        except OSError as error:
+            raise MemoryUnmeasured(f"this process's memory cannot be read here ({error.strerror})") from None
 
     def grown(self) -> int:
         rise = self.lowest.stop()

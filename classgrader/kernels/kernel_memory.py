@@ -15,7 +15,7 @@ the call starts hides no growth.
 import contextlib
 import os
 
-from autograder.memory_probe import LowestPoint, MemoryUnmeasured, status_bytes
+from autograder.memory_probe import LowestPoint, MemoryUnmeasured, OpenReading, status_bytes
 
 
 class KernelMemory:
@@ -55,9 +55,9 @@ class GroupV1(KernelMemory):
             with open(os.path.join(self.group, "memory.max_usage_in_bytes"), "w") as peak:
                 peak.write("0")
             self.before = _read_int(os.path.join(self.group, "memory.usage_in_bytes"))
+            self.lowest = LowestPoint(OpenReading(os.path.join(self.group, "memory.usage_in_bytes")))
         except OSError as error:
             raise MemoryUnmeasured(f"the kernel's memory group cannot be read ({error.strerror})") from None
-        self.lowest = LowestPoint(lambda: _read_int(os.path.join(self.group, "memory.usage_in_bytes")))
 
     def grown(self) -> int:
         rise = self.lowest.stop()
@@ -74,11 +74,10 @@ class GroupV2(KernelMemory):
     def start(self) -> None:
         self.close()
         try:
-            self.peak = open(os.path.join(self.group, "memory.peak"), "r+")
-            self.peak.write("reset\n")
-            self.peak.flush()
+            self.peak = os.open(os.path.join(self.group, "memory.peak"), os.O_RDWR | os.O_CLOEXEC)
+            os.write(self.peak, b"reset\n")  # resets the peak this descriptor reads
             self.before = _read_int(os.path.join(self.group, "memory.current"))
-            self.lowest = LowestPoint(lambda: _read_int(os.path.join(self.group, "memory.current")))
+            self.lowest = LowestPoint(OpenReading(os.path.join(self.group, "memory.current")))
         except OSError:
             self.close()
             pids = _read_ints(os.path.join(self.group, "cgroup.procs"))
@@ -91,15 +90,14 @@ class GroupV2(KernelMemory):
         if self.fallback is not None:
             return self.fallback.grown()
         rise = self.lowest.stop()
-        self.peak.seek(0)
-        peak = int(self.peak.read().split()[0])
+        peak = int(os.pread(self.peak, 64, 0).split()[0])
         self.close()
         return max(rise, peak - self.before)
 
     def close(self) -> None:
         if self.peak is not None:
             with contextlib.suppress(OSError):
-                self.peak.close()
+                os.close(self.peak)
             self.peak = None
 
 

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograder.memory_probe import PeakMemory, measured_elsewhere
+from autograder.memory_probe import OpenReading, PeakMemory, measured_elsewhere, resident_reading, status_bytes
 
 MiB = 2**20
 
@@ -83,8 +83,7 @@ def test_spare_memory_let_go_as_the_block_starts_hides_no_growth(covered):
 
     def call():
         spare.clear()
-        for _ in range(6):
-            kept.append(torch.ones(16 * MiB // 4))
+        kept.extend(torch.ones(16 * MiB // 4) for _ in range(6))
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     start = status_bytes("VmRSS")
@@ -96,3 +95,20 @@ def test_spare_memory_let_go_as_the_block_starts_hides_no_growth(covered):
         call()
     assert 88 * MiB <= memory.grown < 128 * MiB, memory.grown / MiB
     covered(f"PeakMemory: 256 MiB freed as the block starts, 96 MiB kept: grown {memory.grown / MiB:.0f} MiB")
+
+
+def test_a_reading_kept_open_follows_the_file_and_the_process(tmp_path):
+    """The sampler's readings: one descriptor, read from its start each time, sees what the file
+    says now; a process's resident set read so is the one /proc/self/status gives."""
+    usage = tmp_path / "memory.current"
+    usage.write_text("100\n")
+    reading = OpenReading(str(usage))
+    assert reading() == 100
+    usage.write_text("250\n")  # written in place, as a cgroup file changes under an open descriptor
+    assert reading() == 250
+    reading.close()
+    resident = resident_reading()
+    held = bytearray(64 * 2**20)
+    held[::4096] = b"x" * len(held[::4096])  # touched: resident
+    assert abs(resident() - status_bytes("VmRSS")) < 8 * 2**20 and resident() > 64 * 2**20
+    resident.close()
