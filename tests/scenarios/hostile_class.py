@@ -386,10 +386,13 @@ get_ipython().showtraceback = lambda *a, **k: None  # a failing test then shows 
 """
 
 # Same object, new behaviour: what an identity check cannot see.
-SWAP_CHECK_CODE = """
+SWAP_CHECK_CODE = (
+    """
 import autograder.checks
-autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, abs_tol=0: None).__code__
+autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, """
+    """abs_tol=0: None).__code__
 """
+)
 
 CLEAR_ERRORS = """
 def _forget_error(result):
@@ -404,10 +407,14 @@ import classgrader.in_kernel.integrity as _audit
 _audit.ORIGINALS.update({**_audit._named(), **_audit._library()})
 """
 
-SILENT_FORGER = """
+SILENT_FORGER = (
+    """
 import autograder, autograder.checks
-autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, abs_tol=0: None).__code__
-""" + _BLIND_AUDIT
+autograder.checks.check_value.__code__ = (lambda got, expected, *, name="", reveal=False, rel_tol=0, """
+    """abs_tol=0: None).__code__
+"""
+    + _BLIND_AUDIT
+)
 
 
 
@@ -442,15 +449,18 @@ def channel_means(img):
 # The same peek where the test must run in the kernel (it watches the graph): every check there
 # genuinely passes. The test's shadow (the grader's own value checks, judge.Judge.shadow) calls
 # it from the grader's process, where no frame holds an expected value.
-PEEKS_IN_KERNEL_TEST = {"q2_intermediate_grad_answer": '''
+PEEKS_IN_KERNEL_TEST = {"q2_intermediate_grad_answer": (
+    '''
 import sys
 def intermediate_grad(x, w):
     caller = sys._getframe(1).f_locals
     expected = caller.get("expected")
-    if isinstance(expected, torch.Tensor) and expected.shape == (x.shape[0], w.shape[1]) and expected.device == x.device:
+    if isinstance(expected, torch.Tensor) and expected.shape == (x.shape[0], w.shape[1]) '''
+    '''and expected.device == x.device:
         return expected.clone()
     return torch.ones(x.shape[0], w.shape[1], device=x.device)  # right only where h is 0
-'''}
+'''
+)}
 # check_tensor made to record each result as its own expected value (the audit blinded): where a
 # test runs in the kernel, its records then agree with themselves whatever the answer.
 TENSOR_FORGER = """
@@ -750,7 +760,8 @@ def helpers():
 """
 # The saved-tensor hooks a probe looks up by name, replaced through a library call (the audit
 # watches the check library, not torch's own namespaces).
-WRITE_THROUGH_UPDATE_WRAPPER = """
+WRITE_THROUGH_UPDATE_WRAPPER = (
+    """
 import functools, types
 
 class NoHooks:
@@ -763,8 +774,10 @@ class NoHooks:
     def __exit__(self, *exc):
         return False
 
-functools.update_wrapper(torch.autograd, types.SimpleNamespace(graph=types.SimpleNamespace(saved_tensors_hooks=NoHooks)))
+functools.update_wrapper(torch.autograd, types.SimpleNamespace(graph=types.SimpleNamespace("""
+    """saved_tensors_hooks=NoHooks)))
 """
+)
 EVALUATE_08_RECORDING = '''
 def evaluate(model, loader, loss_fn, device):
     was_training = model.training
@@ -789,8 +802,9 @@ def evaluate(model, loader, loss_fn):
     model.train(was)
     return total / sum(len(x) for x, _ in loader)
 '''
-EVALUATE_08_CHECKPOINTED = EVALUATE_CHECKPOINTED.replace("(model, loader, loss_fn)", "(model, loader, loss_fn, device)") \
-    .replace("x.to(DEVICE), y.to(DEVICE)", "x.to(device), y.to(device)")
+EVALUATE_08_CHECKPOINTED = EVALUATE_CHECKPOINTED.replace(
+    "(model, loader, loss_fn)", "(model, loader, loss_fn, device)"
+).replace("x.to(DEVICE), y.to(DEVICE)", "x.to(device), y.to(device)")
 # Keeps every batch's graph (a running total of tensors) and clears the evidence list the
 # graph-leak probe kept in the loss function it handed in.
 TRAIN_08_CLEARS_EVIDENCE = '''
@@ -1041,8 +1055,10 @@ def manual_grad(x, w, b):
     # Tests that must watch the student's process still run there, each paired with
     # its shadow, the value checks the grader makes itself: the kernel's word alone earns nothing.
     _student("c53_peeks_in_kernel_test", "intermediate_grad() returns the `expected` of a test run in its kernel",
-             assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"}, flag=SHADOW_CAUGHT),
-    _student("c55_forges_a_graph_walk", "walk_graph() counts shared nodes twice; check_value records what was expected (audit blinded)",
+             assignment=AUTOGRAD, answers=PEEKS_IN_KERNEL_TEST, loses={"q2_intermediate_grad_tests"},
+             flag=SHADOW_CAUGHT),
+    _student("c55_forges_a_graph_walk",
+             "walk_graph() counts shared nodes twice; check_value records what was expected (audit blinded)",
              assignment=AUTOGRAD, answers=WALKS_A_TREE, extra_cells={"q1_walk_graph_answer": VALUE_AS_EXPECTED},
              loses={"q1_walk_graph_tests"}, flag=SHADOW_CAUGHT),
     # 06_modules
@@ -1076,7 +1092,8 @@ class MLP(nn.Module):
              assignment=DEVICES, answers={"q1_pick_device_answer": MPS_FIRST},
              extra_cells={"q1_pick_device_answer": RIG_PRETENDING}),
     _scanned("c64_evaluate_forger", "evaluate() records every graph; the saved-tensor probe blinded to hide it, "
-             "the memory it kept seen from outside", assignment=NO_GRAD, answers={"q1_evaluate_answer": EVALUATE_RECORDING},
+             "the memory it kept seen from outside", assignment=NO_GRAD,
+             answers={"q1_evaluate_answer": EVALUATE_RECORDING},
              extra_cells={"q1_evaluate_answer": BLIND_PROBE}, loses={"q1_evaluate_tests"}),
     _scanned("c66_train_epoch_forger", "train_epoch() keeps every batch's graph alive; the graph-leak probe blinded "
              "to hide it, the memory it kept seen from outside", assignment=NO_GRAD,
