@@ -21,6 +21,7 @@ their own note kept; the hub stops and leaves no process behind.
 
 The users (pthub-*) are made for the test and removed after it, with everything they ran.
 Skipped, saying why, when not root or without Chromium; in CI (CI=true) it fails instead."""
+import contextlib
 import csv
 import json
 import os
@@ -66,7 +67,8 @@ def why_not() -> str:
     if os.geteuid() != 0:
         return "the hub test makes system users and serves them: run it as root"
     if not CHROMIUM.exists():
-        return f"the hub test needs Debian's Chromium at {CHROMIUM}: apt-get install -y --no-install-recommends chromium"
+        return (f"the hub test needs Debian's Chromium at {CHROMIUM}: "
+                "apt-get install -y --no-install-recommends chromium")
     return ""
 
 
@@ -101,20 +103,16 @@ def their_processes() -> list[psutil.Process]:
     uids = {u for u in map(uid, class_users()) if u is not None}
     found = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in uids]
     for pid_file in (STATE / "jupyterhub.pid", STATE / "proxy.pid"):
-        try:
+        with contextlib.suppress(OSError, ValueError, psutil.NoSuchProcess):
             found.append(psutil.Process(int(pid_file.read_text())))
-        except (OSError, ValueError, psutil.NoSuchProcess):
-            pass
     return found
 
 
 def remove_class() -> None:
     """Everything a run made: processes (each by pid), users (only those the hub recorded making), files."""
     for proc in their_processes():
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
-        except psutil.NoSuchProcess:
-            pass
     psutil.wait_procs(their_processes(), timeout=10)
     record = STATE / "class.json"
     made = json.loads(record.read_text()).get("made", []) if record.exists() else []
@@ -415,7 +413,8 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     # Quick because it does nothing twice: the assignment is in the gradebook already.
     assert "in the gradebook" not in second.stdout, f"a second set-up recorded the assignments again:\n{second.stdout}"
     assert "building" not in second.stdout, f"a second set-up rebuilt the environment:\n{second.stdout}"
-    cmd, kw = sudo_course(checkout, "hub", "--remove", "--state", str(STATE), capture_output=True, text=True, timeout=120)
+    cmd, kw = sudo_course(checkout, "hub", "--remove", "--state", str(STATE),
+                          capture_output=True, text=True, timeout=120)
     removed = subprocess.run(cmd, **kw)
     assert removed.returncode == 0 and not STATE.exists() and not SUDOERS.exists(), removed.stderr
     assert not [n for n in class_users() if uid(n) is not None], "--remove left a user of the class"
@@ -672,8 +671,8 @@ def check_validate(checklists: dict, covered) -> None:
 def check_isolation(teacher: Person, students: dict[str, Person], course: Path, covered) -> None:
     course_id = json.loads((STATE / "class.json").read_text()).get("course_id") or "pytorch-fundamentals"
     shared = [str(EXCHANGE / course_id / "inbound"), str(EXCHANGE / course_id / "feedback")]
-    instructors = [str(course), str(course / "source" / ASSIGNMENT / NOTEBOOK), str(course / "runtime" / "gradebook.db"),
-                   str(course / "runtime" / "submitted")]
+    instructors = [str(course), str(course / "source" / ASSIGNMENT / NOTEBOOK),
+                   str(course / "runtime" / "gradebook.db"), str(course / "runtime" / "submitted")]
     for path in shared + instructors:
         assert Path(path).exists(), f"nothing to try: {path} does not exist"
     for name, student in students.items():
@@ -681,12 +680,13 @@ def check_isolation(teacher: Person, students: dict[str, Person], course: Path, 
         targets = others + instructors + shared
         mine = str(Path(pwd.getpwnam(name).pw_dir, ASSIGNMENT, NOTEBOOK))
         probe = " ".join(f"'{t}'" for t in [mine, *targets])
-        code, out = student.shell(
+        _code, out = student.shell(
             f"for p in {probe}; do err=$(if [ -d \"$p\" ]; then ls \"$p\"; else head -c 1 \"$p\"; fi 2>&1 >/dev/null); "
             f"rc=$?; case \"$err\" in *'Permission denied'*) why=denied;; *) why=other;; esac; "
             f"echo \"READ=$rc=$why=$p\"; done")
         results = {p: (int(rc), why) for rc, why, p in re.findall(r"READ=(\d+)=(\w+)=(\S+)", out)}
-        assert results.get(mine, (1,))[0] == 0, f"{name} cannot read their own notebook from their terminal:\n{out[-1500:]}"
+        assert results.get(mine, (1,))[0] == 0, (
+            f"{name} cannot read their own notebook from their terminal:\n{out[-1500:]}")
         leaks = [t for t in targets if results.get(t, (0, ""))[1] != "denied" or results[t][0] == 0]
         assert not leaks, f"{name}'s terminal could read (or did not try): {leaks}\n{out[-1500:]}"
         out = student.python(

@@ -24,7 +24,8 @@ DOCKERFILE = (Z2JH / "Dockerfile").read_text()
 # scalar, a list, or a free-form map the chart passes on as it is). Only the parts a course could
 # use are listed; a key missing here is one to look up in the schema, then add.
 IMAGE = {"name": None, "tag": None, "pullPolicy": None, "pullSecrets": None}
-EGRESS_RULES = dict.fromkeys(("cloudMetadataServer", "dnsPortsCloudMetadataServer", "dnsPortsKubeSystemNamespace", "dnsPortsPrivateIPs", "nonPrivateIPs", "privateIPs"))
+EGRESS_RULES = dict.fromkeys(("cloudMetadataServer", "dnsPortsCloudMetadataServer", "dnsPortsKubeSystemNamespace",
+                              "dnsPortsPrivateIPs", "nonPrivateIPs", "privateIPs"))
 NETWORK_POLICY = {"enabled": None, "ingress": None, "egress": None, "egressAllowRules": EGRESS_RULES,
                   "interNamespaceAccessLabels": None, "allowedIngressPorts": None}
 PDB = {"enabled": None, "maxUnavailable": None, "minAvailable": None}
@@ -37,7 +38,8 @@ SCHEMA = {
     "hub": {
         "revisionHistoryLimit": None, "config": None, "extraFiles": None, "baseUrl": None, "command": None,
         "args": None, "cookieSecret": None, "image": IMAGE, "networkPolicy": NETWORK_POLICY,
-        "db": {"type": None, "pvc": dict.fromkeys(("annotations", "selector", "storage", "accessModes", "storageClassName", "subPath")),
+        "db": {"type": None, "pvc": dict.fromkeys(("annotations", "selector", "storage", "accessModes",
+                                                  "storageClassName", "subPath")),
                "upgrade": None, "url": None, "password": None},
         "labels": None, "initContainers": None, "extraEnv": None, "extraConfig": None, "fsGid": None,
         "service": {"type": None, "ports": {"nodePort": None}, "annotations": None, "extraPorts": None,
@@ -52,7 +54,9 @@ SCHEMA = {
         "shutdownOnLogout": None, "templatePaths": None, "templateVars": None, "serviceAccount": SERVICE_ACCOUNT,
         "extraPodSpec": None},
     "proxy": {
-        "chp": dict.fromkeys(("revisionHistoryLimit", "extraCommandLineFlags", "extraEnv", "nodeSelector", "tolerations", "containerSecurityContext", "livenessProbe", "readinessProbe", "resources", "defaultTarget", "errorTarget", "extraPodSpec"))
+        "chp": dict.fromkeys(("revisionHistoryLimit", "extraCommandLineFlags", "extraEnv", "nodeSelector",
+                              "tolerations", "containerSecurityContext", "livenessProbe", "readinessProbe",
+                              "resources", "defaultTarget", "errorTarget", "extraPodSpec"))
         | {"networkPolicy": NETWORK_POLICY, "pdb": PDB, "image": IMAGE},
         "secretToken": None,
         "service": {"type": None, "labels": None, "annotations": None, "nodePorts": {"http": None, "https": None},
@@ -73,25 +77,34 @@ SCHEMA = {
         "extraResource": {"guarantees": None, "limits": None}, "fsGid": None,
         "lifecycleHooks": {"postStart": None, "preStop": None}, "networkTools": {"image": IMAGE, "resources": None},
         "serviceAccountName": None, "startTimeout": None,
-        "storage": {"capacity": None, "dynamic": dict.fromkeys(("pvcNameTemplate", "storageAccessModes", "storageClass", "volumeNameTemplate")),
+        "storage": {"capacity": None,
+                    "dynamic": dict.fromkeys(("pvcNameTemplate", "storageAccessModes", "storageClass",
+                                              "volumeNameTemplate")),
                     "extraLabels": None, "extraVolumeMounts": None, "extraVolumes": None, "homeMountPath": None,
                     "static": {"pvcName": None, "subPath": None}, "type": None},
         "allowPrivilegeEscalation": None, "uid": None},
     "scheduling": {
-        "userScheduler": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "nodeSelector", "tolerations", "labels", "annotations", "containerSecurityContext", "logLevel", "plugins", "pluginConfig", "resources", "extraPodSpec"))
+        "userScheduler": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "nodeSelector", "tolerations",
+                                        "labels", "annotations", "containerSecurityContext", "logLevel", "plugins",
+                                        "pluginConfig", "resources", "extraPodSpec"))
         | {"image": IMAGE, "pdb": PDB, "serviceAccount": SERVICE_ACCOUNT},
-        "podPriority": dict.fromkeys(("enabled", "globalDefault", "defaultPriority", "imagePullerPriority", "userPlaceholderPriority")),
-        "userPlaceholder": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "labels", "annotations", "resources", "containerSecurityContext"))
+        "podPriority": dict.fromkeys(("enabled", "globalDefault", "defaultPriority", "imagePullerPriority",
+                                      "userPlaceholderPriority")),
+        "userPlaceholder": dict.fromkeys(("enabled", "revisionHistoryLimit", "replicas", "labels", "annotations",
+                                          "resources", "containerSecurityContext"))
         | {"image": IMAGE},
         "corePods": NODE_AFFINITY, "userPods": NODE_AFFINITY},
     "ingress": dict.fromkeys(("enabled", "annotations", "ingressClassName", "hosts", "pathSuffix", "pathType", "tls")),
     "prePuller": {
         "revisionHistoryLimit": None, "labels": None, "annotations": None, "resources": None,
-        "extraTolerations": None, "hook": dict.fromkeys(("enabled", "pullOnlyOnChanges", "podSchedulingWaitDuration", "nodeSelector", "tolerations", "containerSecurityContext", "resources")) | {"image": IMAGE,
-                                                                              "serviceAccount": SERVICE_ACCOUNT},
+        "extraTolerations": None,
+        "hook": dict.fromkeys(("enabled", "pullOnlyOnChanges", "podSchedulingWaitDuration", "nodeSelector",
+                               "tolerations", "containerSecurityContext", "resources"))
+        | {"image": IMAGE, "serviceAccount": SERVICE_ACCOUNT},
         "continuous": {"enabled": None}, "pullProfileListImages": None, "extraImages": None,
         "containerSecurityContext": None, "pause": {"containerSecurityContext": None, "image": IMAGE}},
-    "cull": dict.fromkeys(("enabled", "users", "adminUsers", "removeNamedServers", "timeout", "every", "concurrency", "maxAge")),
+    "cull": dict.fromkeys(("enabled", "users", "adminUsers", "removeNamedServers", "timeout", "every", "concurrency",
+                           "maxAge")),
     "debug": {"enabled": None},
     "rbac": {"enabled": None, "create": None},
 }
@@ -226,7 +239,8 @@ def test_the_image_installs_exactly_the_pinned_environment(covered):
     installs = [run for run in dockerfile_runs() if "pip install" in run]
     assert len(installs) == 1, f"one pip install, of the two files: {installs}"
     words = installs[0].split()
-    packages = [w for i, w in enumerate(words) if not w.startswith("-") and words[i - 1] not in ("-r", "--extra-index-url")
+    packages = [w for i, w in enumerate(words)
+                if not w.startswith("-") and words[i - 1] not in ("-r", "--extra-index-url")
                 and w not in ("pip", "install")]
     assert packages == [], f"the image installs packages that are not pinned in the files: {packages}"
     assert [words[i + 1] for i, w in enumerate(words) if w == "-r"] == [
