@@ -1,5 +1,7 @@
 """Tests for autograder/autograd_probe.py: saved-tensor counts under grad, no_grad and
 inference_mode; the leak probe on a correct loop and on the `total += loss` loop."""
+import contextlib
+
 import torch
 import torch.nn.functional as F
 
@@ -157,10 +159,8 @@ def test_clearing_what_the_probe_was_handed_hides_no_stale_graph(covered):
                 if isinstance(value, (list, dict, set)) and value is not data:  # the data: the epoch would end
                     value.clear()
             for name in ("most_alive", "markers"):
-                try:
+                with contextlib.suppress(AttributeError):
                     setattr(handed, name, 0)
-                except AttributeError:
-                    pass
     assert probe.most_alive == 5 and probe.stale_graphs() == 5
     covered("GraphLeakProbe: a loop that clears every list the probe and its batches hold still shows 5 stale graphs")
 
