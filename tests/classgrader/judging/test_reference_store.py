@@ -13,9 +13,9 @@ SETTINGS = {"timeout": 5, "sandbox": True, "limits": {}, "reference_timeouts": 6
 
 
 def a_reference(**changes) -> Reference:
-    fields = dict(outside={"q1_tests", "q4_tests"},
-                  records={"q2_tests": [{"kind": "tensor", "got": torch.arange(3.0), "expected": float("nan")}]},
-                  shadows={"q2_tests": (["check_tensor x"], ["ValueError: no"])}, incomplete={})
+    fields = {"outside": {"q1_tests", "q4_tests"},
+              "records": {"q2_tests": [{"kind": "tensor", "got": torch.arange(3.0), "expected": float("nan")}]},
+              "shadows": {"q2_tests": (["check_tensor x"], ["ValueError: no"])}, "incomplete": {}}
     return Reference(**{**fields, **changes})
 
 
