@@ -11,8 +11,8 @@ def test_nothing_found_when_nothing_changed():
     assert integrity.findings() == []
 
 
-@pytest.mark.parametrize("owner, name", [(torch, "isclose"), (torch.Tensor, "__eq__"), (autograder, "check_value"),
-                                         (checks, "_check_values"), (integrity.trace, "record")])
+@pytest.mark.parametrize(("owner", "name"), [(torch, "isclose"), (torch.Tensor, "__eq__"), (autograder, "check_value"),
+                                             (checks, "_check_values"), (integrity.trace, "record")])
 def test_a_replaced_tool_is_named(monkeypatch, owner, name):
     monkeypatch.setattr(owner, name, lambda *a, **k: True)
     label = {torch: "torch", torch.Tensor: "torch.Tensor", autograder: "autograder", checks: "autograder.checks",

@@ -26,7 +26,7 @@ for line in sys.stdin:
 
 def holder(through_a_child: bool = False) -> subprocess.Popen:
     code = HOLDER if not through_a_child else (
-        "import subprocess, sys; subprocess.run([sys.executable, '-S', '-c', %r])" % HOLDER)
+        f"import subprocess, sys; subprocess.run([sys.executable, '-S', '-c', {HOLDER!r}])")
     return subprocess.Popen([sys.executable, "-S", "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
 
