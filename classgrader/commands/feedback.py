@@ -75,8 +75,8 @@ class NameQuestions(Preprocessor):
 
     def preprocess(self, nb, resources):
         for name, answers, test in _validate().exercises(nb):
-            unanswered = any(_raised_not_implemented(nb.cells[i]) for i in answers + [test])
-            for i in answers + [test]:
+            unanswered = any(_raised_not_implemented(nb.cells[i]) for i in [*answers, test])
+            for i in [*answers, test]:
                 cell = nb.cells[i]
                 cell.metadata.nbgrader["exercise"] = name
                 if unanswered and cell.cell_type == "code":

@@ -5,7 +5,8 @@ import csv
 
 from classgrader.commands.export import blank_missing
 
-HEADER = "assignment,duedate,timestamp,student_id,last_name,first_name,email,raw_score,late_submission_penalty,score,max_score\n"
+HEADER = ("assignment,duedate,timestamp,student_id,last_name,first_name,email,raw_score,late_submission_penalty,"
+          "score,max_score\n")
 
 
 def test_missing_submissions_are_empty_and_real_zeros_stay(tmp_path):

@@ -134,10 +134,10 @@ def test_test_cell_is_stripped_and_error_reduced():
     assert resources == {"keep": 1}
     assert "secret_case" not in out.source and HIDDEN_NOTE.strip() in out.source
     assert "check_tensor(x, expected)" in out.source
-    error = [o for o in out.outputs if o.output_type == "error"][0]
+    error = next(o for o in out.outputs if o.output_type == "error")
     assert error.traceback == ["GradingError: x: wrong shape. Expected (2, 4), got (3, 4)."]
     assert error.ename == "GradingError"
-    stream = [o for o in out.outputs if o.output_type == "stream"][0]
+    stream = next(o for o in out.outputs if o.output_type == "stream")
     assert stream.text == "Graded on: cpu (no accelerator found)\n"
     nbformat.validate(new_notebook(cells=[out]))
 

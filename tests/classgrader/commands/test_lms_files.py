@@ -76,7 +76,7 @@ def test_moodle_grades_export_logins_from_its_id_number():
 CANVAS_TEXT = lms.canvas_export(CANVAS)
 
 
-@pytest.mark.parametrize("text, options, says", [
+@pytest.mark.parametrize(("text", "options", "says"), [
     ("", {}, "x.csv is empty"),
     ("Name,Score\nann,3\n", {}, "x.csv is neither Canvas's gradebook export (Student, ID, ..., Section, ...) nor "
                                 "Moodle's participants or grades export (First name, Last name, ...); its header: "
@@ -101,8 +101,8 @@ def test_what_is_not_a_roster_is_one_line(text, options, says):
 
 
 def test_files_that_cannot_be_read(tmp_path):
-    with pytest.raises(BadRoster, match="^no such file: nosuch.csv$"):
+    with pytest.raises(BadRoster, match=r"^no such file: nosuch\.csv$"):
         read(str(tmp_path / "nosuch.csv"), "nosuch.csv")
     (tmp_path / "latin1.csv").write_bytes("First name,Last name,Username\nJosé,Pérez,jose\n".encode("latin-1"))
-    with pytest.raises(BadRoster, match="^latin1.csv is not UTF-8 text; export it from the LMS again as CSV$"):
+    with pytest.raises(BadRoster, match=r"^latin1\.csv is not UTF-8 text; export it from the LMS again as CSV$"):
         read(str(tmp_path / "latin1.csv"), "latin1.csv")

@@ -33,7 +33,7 @@ def test_the_copied_pairs_rank_first_and_no_honest_pair_is_worth_a_look(unit, co
 def course_with_class(root, unit: str = "unit08"):
     """A course folder with the release of `unit`'s assignment and its class submitted, plus one
     student whose notebook is a link and one whose notebook is not JSON."""
-    notebooks, release = copying_class.build(unit)
+    notebooks, _release = copying_class.build(unit)
     assignment = importlib.import_module(f"scenarios.{unit}").ASSIGNMENT
     (root / "source" / assignment).mkdir(parents=True)
     shutil.copytree(ROOT / "release" / assignment, root / "release" / assignment)
@@ -63,7 +63,7 @@ def test_the_command_writes_the_page_and_names_the_pairs(tmp_path):
     assert "<mark>" in page and "q4_run_answer" in page
 
 
-@pytest.mark.parametrize("args, line", [
+@pytest.mark.parametrize(("args", "line"), [
     (["09_nope"], "course: no assignment '09_nope'; the assignments are: 08_capstone"),
     ([], "course: similarity needs an assignment id, e.g. ./course similarity 08_capstone (assignments: 08_capstone)"),
 ])
