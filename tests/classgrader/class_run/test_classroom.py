@@ -63,7 +63,8 @@ def faulty_class(tmp_path_factory):
     source = read_notebook(ROOT / "source" / "01_tensors" / NOTEBOOK)
     release = read_notebook(course / "release" / "01_tensors" / NOTEBOOK)
     for student in STUDENTS:
-        write_notebook(build_submission(source, release, {}), course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
+        write_notebook(build_submission(source, release, {}),
+                       course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
     run = subprocess.run([sys.executable, "-m", "classgrader.class_run.classroom", "01_tensors", "--workers", "2"],
                          cwd=course, env=tool_env(), capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -82,7 +83,8 @@ def faulty_class(tmp_path_factory):
 def test_a_dead_worker_does_not_stop_the_class(faulty_class, covered):
     assert faulty_class["killed"] == "grade_worker", "the survivor's worker was not killed while grading it"
     assert faulty_class["done"] == sorted(STUDENTS)  # everyone has a verdict
-    assert {s: faulty_class["totals"].get(s) for s in ["survivor", *ORDINARY]} == dict.fromkeys(["survivor", *ORDINARY], 16.0)
+    graded = ["survivor", *ORDINARY]
+    assert {s: faulty_class["totals"].get(s) for s in graded} == dict.fromkeys(graded, 16.0)
     assert "survivor" not in faulty_class["reasons"], faulty_class["reasons"]
     covered("a worker killed (SIGKILL) while grading a student: that student is graded again, in full and unflagged, "
             "the rest of its shard by a new worker; the other workers carry on")
