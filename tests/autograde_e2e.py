@@ -28,6 +28,7 @@ from nbformat import reads
 from nbgrader.api import Gradebook
 
 from coursekit import (
+    HANG_SECONDS,
     HIDDEN_BLOCK,
     ROOT,
     build_submission,
@@ -109,7 +110,7 @@ def hidden_lines(unit) -> list[str]:
     return lines
 
 
-def course_command(course, module: str, *args, timeout=900) -> subprocess.CompletedProcess:
+def course_command(course, module: str, *args, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
     """What `./course autograde|...` runs, in `course`; fails with its output if it fails."""
     done = subprocess.run([sys.executable, "-m", module, *args], cwd=course, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)

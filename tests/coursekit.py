@@ -40,12 +40,18 @@ def grade_cells(nb) -> list[dict]:
     return [c for c in nb["cells"] if nbgrader_meta(c).get("grade")]
 
 
+# How long a command of the real pipeline may run in a test before the test calls it hung: a guard
+# against a hang, far past the slowest run on a busy machine, never a measure of speed (CI's own
+# limit bounds the whole run).
+HANG_SECONDS = 3600
+
+
 def tool_env() -> dict:
     """The environment with this venv's bin first: nbgrader shells out to alembic."""
     return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
-def nbgrader(course_root, *args, timeout=900) -> subprocess.CompletedProcess:
+def nbgrader(course_root, *args, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
     """Run a real nbgrader command in `course_root`; fail with its output if it fails."""
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_root, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)
@@ -116,7 +122,7 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     return root
 
 
-def generate(course_root, *assignments, timeout=900) -> subprocess.CompletedProcess:
+def generate(course_root, *assignments, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
     """`./course generate` in `course_root`: nbgrader's generate_assignment for every assignment
     in one process (classgrader/commands/generate.py; tests/classgrader/commands/test_generate.py holds it equal
     to the stock command)."""

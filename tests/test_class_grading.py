@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit import live_processes, make_course, tool_env, work_area_mounts
+from coursekit import HANG_SECONDS, live_processes, make_course, tool_env, work_area_mounts
 from kernel_watch import KernelWatch
 from scenarios.hostile_class import STUDENTS, expected_score
 
@@ -32,7 +32,7 @@ ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
 CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
 
 
-def classroom(course: Path, *args, timeout=900) -> subprocess.CompletedProcess:
+def classroom(course: Path, *args, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "classgrader.class_run.classroom", *args], cwd=course, env=tool_env(),
                           capture_output=True, text=True, timeout=timeout)
 
