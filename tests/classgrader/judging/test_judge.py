@@ -58,7 +58,8 @@ def test_expected_values_never_reach_the_students_process():
 
 
 def test_what_the_function_does_to_its_inputs_is_seen_by_the_test():
-    mutates = Student("def channel_means(img):\n    means = img.float().mean(dim=(0, 1))\n    img.zero_()\n    return means\n")
+    mutates = Student("def channel_means(img):\n    means = img.float().mean(dim=(0, 1))\n"
+                      "    img.zero_()\n    return means\n")
     assert "the image you were given" in error_of(mutates.judged(CHANNEL_MEANS_TEST, {"channel_means"}))
 
 
@@ -95,7 +96,8 @@ def test_a_forged_reply_is_refused_without_acting_on_it(forged):
                   "call": {"plain": None}}
         return {"dict": [[{"plain": field}, record] for field, record in called.items()]}
     outputs = judge.Judge(SETUP, {"f"}, ask).run("f('x')")
-    assert error_of(outputs).startswith(("ValueError: not a", "ValueError: no ")) or "without values" in error_of(outputs)
+    error = error_of(outputs)
+    assert error.startswith(("ValueError: not a", "ValueError: no ")) or "without values" in error
 
 
 def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
@@ -105,7 +107,7 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
         judge.Judge(SETUP, {"f"}, ask).run("try:\n    f()\nexcept Exception:\n    pass")
 
 
-@pytest.mark.parametrize("code, reason", [
+@pytest.mark.parametrize(("code", "reason"), [
     ("check_value(flat_copy(t).data_ptr() != t.data_ptr(), True)", ".data_ptr"),
     ("y = f(x)\ny.sum().backward()\ncheck_tensor(x.grad, g)", ".backward"),
     ("check_value(g(m) is m, True)", "identities"),
@@ -117,7 +119,8 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
     ("with pretend_accelerators(cuda=True):\n    got = f()", "inside a `with` block"),
     ("warnings.simplefilter('error')\ncheck_value(f(1), 2)", "simplefilter"),
     # what ran in the process: a checkpoint's payload, the graphs a loop keeps
-    ("before = PAYLOAD_RAN['count']\nf(path)\npitfall_if(PAYLOAD_RAN['count'] != before, 'unsafe-load')", "PAYLOAD_RAN"),
+    ("before = PAYLOAD_RAN['count']\nf(path)\npitfall_if(PAYLOAD_RAN['count'] != before, 'unsafe-load')",
+     "PAYLOAD_RAN"),
     ("probe = GraphLeakProbe(loss)\nf(model, probe)", "GraphLeakProbe"),
     ("with torch.no_grad():\n    p6 = a * b\ncheck_value(f, {'p6': p6.requires_grad})", None),
     # an error's rewording changes nothing the student's call sees: routed as its body
@@ -164,7 +167,7 @@ def test_a_hook_that_reads_the_tests_code_gets_nothing_when_the_test_runs_here()
     assert ran.returncode == 0 and "passed with c" in ran.stdout, ran.stderr
     # Judged here, the student's process only ever hears the name q1.
     student = Student('q1 = "a"\n')
-    outputs = judge.Judge(SETUP + ["from autograder import check_choice"], {"q1"}, student.ask).run(QUIZ_TEST)
+    outputs = judge.Judge([*SETUP, "from autograder import check_choice"], {"q1"}, student.ask).run(QUIZ_TEST)
     assert error_of(outputs).startswith("GradingError: q1")
 
 
@@ -180,7 +183,7 @@ def test_every_student_meets_the_same_inputs_whatever_ran_before():
 
 
 # -- shadows: the value checks of a test that must run in the kernel, done here too ----------
-SHADOW_SETUP = SETUP + ["from autograder.device_strict import strict_devices"]
+SHADOW_SETUP = [*SETUP, "from autograder.device_strict import strict_devices"]
 GRAPH_TEST = """
 x = torch.randn(4, 3)
 w = torch.randn(3, 2, requires_grad=True)
@@ -258,7 +261,8 @@ def test_a_shadow_keeps_autograds_mode_around_the_students_call():
     assert failed == [] and [name for _, name in passed] == ["under no_grad"]
     # A grad-mode block may hold the student's call in a test judged here too; other contexts may not.
     assert judge.observes_process(test, frozenset({"recording"})) is None
-    assert "inside a `with` block" in judge.observes_process(test.replace("torch.no_grad()", "strict_devices()"), frozenset({"recording"}))
+    other_context = test.replace("torch.no_grad()", "strict_devices()")
+    assert "inside a `with` block" in judge.observes_process(other_context, frozenset({"recording"}))
 
 
 MEMORY_TEST = """
@@ -327,7 +331,7 @@ def test_a_kernel_lost_inside_a_measurement_reaches_the_grader():
 
 
 def test_a_setup_helper_that_calls_the_students_function_finds_it_in_tests_and_shadows_alike():
-    setup = SHADOW_SETUP + ["def twice(x):\n    return scaled(scaled(x, torch.eye(3)), torch.eye(3))"]
+    setup = [*SHADOW_SETUP, "def twice(x):\n    return scaled(scaled(x, torch.eye(3)), torch.eye(3))"]
     test = "check_tensor(twice(torch.ones(1, 3)), torch.full((1, 3), 4.0), name='twice')"
     grader = judge.Judge(setup, {"scaled"}, Student(SCALED).ask)
     assert error_of(grader.run(test)) is None
