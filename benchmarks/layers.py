@@ -41,7 +41,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLASS_TIMEOUT = 5  # seconds a cell, as tests/test_class_grading.py grades the class
 
 
 def _route_never(skipped, instead):
@@ -109,15 +108,10 @@ def build_class(folder: Path, only: tuple[str, ...]):
     if str(ROOT / "tests") not in sys.path:
         sys.path.append(str(ROOT / "tests"))  # the scripted class lives with the tests
     from coursekit import make_course
-    from scenarios.hostile_class import STUDENTS
+    from scenarios.hostile_class import STUDENTS, submit
     students = [s for s in STUDENTS if not only or s.student.startswith(only)]
     course = make_course(folder, sorted({s.assignment for s in students}))
-    with open(course / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Execute.timeout = {CLASS_TIMEOUT}\n")
-    for student in students:
-        submitted = course / "runtime" / "submitted" / student.student / student.assignment
-        submitted.mkdir(parents=True)
-        student.build(submitted, course)
+    submit(course, students)
     return course, students
 
 

@@ -21,7 +21,7 @@ from nbgrader.api import Gradebook
 
 from coursekit import HANG_SECONDS, live_processes, make_course, tool_env, work_area_mounts
 from kernel_watch import KernelWatch
-from scenarios.hostile_class import STUDENTS, expected_score
+from scenarios.hostile_class import STUDENTS, expected_score, submit
 
 pytestmark = pytest.mark.early(1)
 
@@ -29,7 +29,6 @@ pytestmark = pytest.mark.early(1)
 ONLY = tuple(filter(None, os.environ.get("COURSE_CLASS_ONLY", "").split(",")))
 STUDENTS = [s for s in STUDENTS if not ONLY or s.student.startswith(ONLY)]
 ASSIGNMENTS = sorted({s.assignment for s in STUDENTS})
-CLASS_TIMEOUT = 5  # seconds per cell: the infinite loops cost this much each (the longest honest cell takes ~1 s)
 
 
 def classroom(course: Path, *args, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
@@ -62,12 +61,7 @@ def graded(tmp_path_factory):
     # Every assignment generated, as the other class runs' courses are (one build for them all);
     # the class run grades only ASSIGNMENTS.
     course = make_course(tmp_path_factory.mktemp("class"))
-    with open(course / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Execute.timeout = {CLASS_TIMEOUT}\n")
-    for student in STUDENTS:
-        folder = course / "runtime" / "submitted" / student.student / student.assignment
-        folder.mkdir(parents=True)
-        student.build(folder, course)
+    submit(course, STUDENTS)
     before = digests(course / "runtime" / "submitted")
     protected = digests(course / "release") | digests(course / "source")
 
