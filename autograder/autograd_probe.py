@@ -83,7 +83,7 @@ class _Evidence:
         self.most_alive = max(self.most_alive, self.stale_graphs())
 
 
-_EVIDENCE = weakref.WeakKeyDictionary()  # GraphLeakProbe -> _Evidence
+_EVIDENCE: weakref.WeakKeyDictionary["GraphLeakProbe", _Evidence] = weakref.WeakKeyDictionary()
 
 
 class GraphLeakProbe:

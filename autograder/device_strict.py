@@ -61,7 +61,8 @@ def devices_read(func, args, kwargs) -> set[torch.device]:
     packet = func.overloadpacket
     if packet in COPIES:
         return set()
-    reads, indices = (args, kwargs), ()
+    reads: tuple[object, ...] = (args, kwargs)
+    indices: object = ()
     if packet in CPU_INDICES_OK and len(args) > 1:
         reads, indices = (args[:1], args[2:], kwargs), args[1]
     devices = {t.device for t in _tensors(reads) if not (t.device.type == "cpu" and t.dim() == 0)}

@@ -22,6 +22,8 @@ import ctypes
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 LARGE = 128 * 1024  # bytes: blocks this large are mapped fresh and returned on free
@@ -52,7 +54,8 @@ class OpenReading:
     words; `scale`: what one unit of it is, in bytes."""
 
     def __init__(self, path: str, field: int = 0, scale: int = 1):
-        self.fd, self.field, self.scale = os.open(path, os.O_RDONLY | os.O_CLOEXEC), field, scale
+        self.fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        self.field, self.scale = field, scale
 
     def __call__(self) -> int:
         if self.fd is None:
@@ -148,11 +151,19 @@ def status_bytes(field: str, pid: int | str = "self") -> int:
     raise MemoryUnmeasured(f"/proc/{pid}/status has no {field}")
 
 
-_elsewhere = []  # how the grader measures the student's kernel, while it checks a test there
+class Meter(Protocol):
+    """What PeakMemory measures a block with: start() as it begins, grown() (bytes) as it ends."""
+
+    def start(self) -> None: ...
+
+    def grown(self) -> int: ...
+
+
+_elsewhere: list[Callable[[], Meter]] = []  # how the grader measures the student's kernel, while it checks a test there
 
 
 @contextlib.contextmanager
-def measured_elsewhere(new_meter):
+def measured_elsewhere(new_meter: Callable[[], Meter]) -> Iterator[None]:
     """Within this block PeakMemory measures with new_meter() (an object with start() and
     grown()), another process's memory read from outside it, instead of this process's own."""
     _elsewhere.append(new_meter)

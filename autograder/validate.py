@@ -71,7 +71,9 @@ def exercises(nb: dict) -> list[tuple[str, list[int], int]]:
 
 def _test_cells(nb: dict) -> list[tuple[str, list[int], int, str]]:
     """exercises(), each with the heading it sits under: an exercise with two test cells is one."""
-    found, heading, answers, under = [], "Exercise", [], {}
+    found: list[tuple[str, list[int], int, str]] = []  # heading, answer cells, test cell, grade id
+    heading, answers = "Exercise", []
+    under: dict[str, int] = {}  # heading: how many test cells sit under it
     for i, cell in enumerate(nb["cells"]):
         meta = _nbgrader(cell)
         if cell["cell_type"] == "markdown":
@@ -79,7 +81,7 @@ def _test_cells(nb: dict) -> list[tuple[str, list[int], int, str]]:
         elif meta.get("solution"):
             answers.append(i)
         elif meta.get("grade"):
-            found.append([heading, answers, i, meta.get("grade_id", f"cell {i + 1}")])
+            found.append((heading, answers, i, meta.get("grade_id", f"cell {i + 1}")))
             under[heading] = under.get(heading, 0) + 1
             answers = []
     # Several test cells under one heading (a quiz): tell them apart by their grade id.
@@ -155,7 +157,8 @@ class Kernel:
         if cwd:
             sources = [f"import os; os.chdir({cwd!r}); del os", *sources]
         ids = [self.client.execute(src, store_history=True, stop_on_error=False) for src in sources]
-        replies, wanted = {}, set(ids)
+        replies: dict[str, dict] = {}  # msg_id: its reply's content
+        wanted = set(ids)
         while wanted - replies.keys():  # other replies (kernel_info's) may come first
             msg = self.client.get_shell_msg(timeout=self.timeout)
             replies[msg["parent_header"].get("msg_id")] = msg["content"]
@@ -213,7 +216,7 @@ def _count(n: int, word: str) -> str:
 
 def summary(lines: list[Line]) -> str:
     """The checklist's first line, counting exercises and questions apart, as the notebook does."""
-    exercises_ = {}  # heading: does every test cell under it pass
+    exercises_: dict[str, bool] = {}  # heading: does every test cell under it pass
     for line in lines:
         if line.kind == "exercise":
             key = line.heading or line.exercise
