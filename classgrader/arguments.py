@@ -8,14 +8,18 @@ import glob
 import importlib.util
 import os
 import sys
+from types import ModuleType
 
 # The shared helpers, loaded by path (`import autograder.arguments` would run the package's
 # __init__, which imports torch), or as classgrader/cli.py loaded them.
-arguments = sys.modules.get("course_arguments")
-if arguments is None:
-    _spec = importlib.util.spec_from_file_location(
-        "course_arguments", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                         "autograder", "arguments.py"))
+arguments: ModuleType
+if "course_arguments" in sys.modules:
+    arguments = sys.modules["course_arguments"]
+else:
+    _path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder", "arguments.py")
+    _spec = importlib.util.spec_from_file_location("course_arguments", _path)
+    if _spec is None or _spec.loader is None:
+        raise ImportError(f"cannot load {_path} as a module")
     arguments = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(arguments)
 BadArguments, check_assignment, folders = arguments.BadArguments, arguments.check_assignment, arguments.folders

@@ -20,14 +20,17 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import NoReturn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def _load(name: str, path: str):
+def _load(name: str, path: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -178,9 +181,11 @@ def refuse(line: str) -> NoReturn:
 
 # ---- what each command's values must be, beyond their syntax ----
 
-def _one_id(name: str, parsed) -> None:
+def _one_id(name: str, parsed) -> list[str]:
+    """The command's assignment ids, which must be at most one."""
     if len(parsed.ids) > 1:
         raise BadArguments(f"{name} takes one assignment id, not {len(parsed.ids)} ({' '.join(parsed.ids)})")
+    return parsed.ids
 
 
 def _instructor(check):
@@ -267,20 +272,19 @@ CHECKS = {
     "hub": _check_hub,
     "generate": _instructor(lambda checks, parsed: checks.check_generate(parsed.ids)),
     "autograde": _instructor(_check_autograde),
-    "feedback": _instructor(lambda checks, parsed: (_one_id("feedback", parsed), checks.check_feedback(parsed.ids))),
-    "return": _instructor(lambda checks, parsed: (_one_id("return", parsed), checks.check_return(parsed.ids))),
-    "release": _instructor(lambda checks, parsed: (_one_id("release", parsed), checks.check_release(parsed.ids))),
-    "collect": _instructor(lambda checks, parsed: (_one_id("collect", parsed), checks.check_collect(parsed.ids))),
+    "feedback": _instructor(lambda checks, parsed: checks.check_feedback(_one_id("feedback", parsed))),
+    "return": _instructor(lambda checks, parsed: checks.check_return(_one_id("return", parsed))),
+    "release": _instructor(lambda checks, parsed: checks.check_release(_one_id("release", parsed))),
+    "collect": _instructor(lambda checks, parsed: checks.check_collect(_one_id("collect", parsed))),
     "report": _instructor(_check_report),
     "export": _instructor(_check_export),
     "roster": _instructor(_check_roster),
     "similarity": _instructor(_check_similarity),
     "bundle": _instructor(lambda checks, parsed: None),
     "validate": lambda parsed: student.check_validate(parsed.paths),
-    "submit": lambda parsed: (_one_id("submit", parsed), student.check_submit(parsed.ids)),
-    "fetch": lambda parsed: (_one_id("fetch", parsed), student.STUDENT_CHECKS["fetch"](parsed.ids)),
-    "fetch-feedback": lambda parsed: (_one_id("fetch-feedback", parsed),
-                                      student.STUDENT_CHECKS["fetch-feedback"](parsed.ids)),
+    "submit": lambda parsed: student.check_submit(_one_id("submit", parsed)),
+    "fetch": lambda parsed: student.STUDENT_CHECKS["fetch"](_one_id("fetch", parsed)),
+    "fetch-feedback": lambda parsed: student.STUDENT_CHECKS["fetch-feedback"](_one_id("fetch-feedback", parsed)),
 }
 
 

@@ -32,6 +32,8 @@ def blank_missing(path: str, submitted: set[tuple[str, str]], grading: str | Non
     with open(path, newline="") as handle:
         reader = csv.DictReader(handle)
         fields, rows = reader.fieldnames, list(reader)
+    if fields is None:
+        raise ValueError(f"{path} is empty: nbgrader's export writes a header row first")
     if grading is not None and "graded_on" not in fields:
         fields = [*fields, "graded_on"]
     for row in rows:

@@ -50,7 +50,7 @@ def scores(gradebook) -> tuple[list, list, dict]:
     from nbgrader.api import MissingEntry
     assignments = sorted((a for a in gradebook.assignments if a.submissions), key=lambda a: a.name)
     students = sorted(gradebook.students, key=lambda s: s.id)
-    table = {}
+    table: dict[tuple[str, str], float | None] = {}
     for assignment in assignments:
         for student in students:
             try:
@@ -158,7 +158,7 @@ def export(root: str, chosen: str, to: str) -> tuple[int, list[str]]:
     from nbgrader.api import Gradebook
 
     from classgrader.commands.course import load_course
-    notes = []
+    notes: list[str] = []
     with Gradebook(load_course(root).db_url) as gradebook:
         rows = (canvas_rows if chosen == "canvas" else moodle_rows)(gradebook, load_store(root), notes)
     write_csv(to, rows)

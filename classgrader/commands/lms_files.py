@@ -142,16 +142,15 @@ def _canvas(rows: list[list[str]], name: str, login: str | None, strip_domain: b
 
 def _moodle(rows: list[list[str]], name: str, login: str | None, strip_domain: bool) -> Roster:
     header = [cell.strip() for cell in rows[0]]
-    grades = [(i, MOODLE_GRADE_COLUMN.match(c)) for i, c in enumerate(header)]
-    grades = [(i, match) for i, match in grades if match]
+    grades = [(i, match) for i, c in enumerate(header) if (match := MOODLE_GRADE_COLUMN.match(c))]
     identity_columns = [c for i, c in enumerate(header)
                         if c not in MOODLE_NOT_GRADES and i not in {g for g, _ in grades}]
     is_report = bool(grades) or MOODLE_NOT_GRADES[0] in header
     default = next((c for c in ("Username", "ID number") if c in header), None)
-    if login is None and default is None:
+    login_column = login or default
+    if login_column is None:
         raise BadRoster(f"{name} has neither a Username nor an ID number column; name the login column with --login "
                         f"(e.g. --login 'Email address' --strip-domain)")
-    login_column = login or default
     at = _column(header, login_column, name)
     roster = Roster("moodle", "Moodle grades export" if is_report else "Moodle participants export", login_column)
     for _, match in grades:

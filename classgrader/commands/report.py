@@ -87,7 +87,9 @@ def summarize(records: dict, below: float = BELOW) -> dict:
 def _collect(records: dict) -> tuple[dict, dict, dict]:
     """(items in the order first met, what each misconception hit is called, each student's
     entries and flags)."""
-    items, named, students = {}, {}, {}
+    items: dict[tuple[str, str], dict] = {}
+    named: dict[str, dict] = {}
+    students: dict[str, dict] = {}
     for student, record in sorted(records["outcomes"].items()):
         notebooks = record.get("notebooks") or {}
         mine = []
@@ -120,7 +122,7 @@ def _item_figures(info: dict) -> dict:
 
 def _misconceptions(students: dict, named: dict) -> list[dict]:
     """Ranked by students hit (a tie by key), each with where it appeared and its commonest message."""
-    hits = {}
+    hits: dict[str, dict] = {}
     for student, info in students.items():
         for entry in info["entries"]:
             if entry.get("misconception"):
