@@ -52,7 +52,8 @@ def device_nodes(dev: str = "/dev") -> list[str]:
 def place_in_jail(path: str) -> str:
     """Where a device node appears in a jail: its place under the dev folder it was found in
     (…/dev/nvidia0 -> /dev/nvidia0, /dev/nvidia-caps/nvidia-cap1 stays where it is)."""
-    head, below = path, []
+    head = path
+    below: list[str] = []
     while head not in ("/", ""):
         head, name = os.path.split(head)
         below.insert(0, name)

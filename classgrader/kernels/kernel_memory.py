@@ -69,7 +69,9 @@ class GroupV2(KernelMemory):
     and later); where it cannot, the kernel's processes are measured instead."""
 
     def __init__(self, group: str):
-        self.group, self.peak, self.fallback = group, None, None
+        self.group = group
+        self.peak: int | None = None  # the open memory.peak, whose reads see the peak since its reset
+        self.fallback: ProcessTree | None = None
 
     def start(self) -> None:
         self.close()
@@ -90,6 +92,8 @@ class GroupV2(KernelMemory):
         if self.fallback is not None:
             return self.fallback.grown()
         rise = self.lowest.stop()
+        if self.peak is None:
+            raise RuntimeError("the kernel's memory group was read without a start() before it")
         peak = int(os.pread(self.peak, 64, 0).split()[0])
         self.close()
         return max(rise, peak - self.before)

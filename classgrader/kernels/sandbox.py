@@ -343,11 +343,11 @@ def _stand_in_for(child: int, reap: bool = False) -> None:
     if os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + signal.NSIG:
         status = os.WEXITSTATUS(status) - 128  # a wait status: killed by that signal
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        if signum not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
-            signal.signal(signum, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
-        os.kill(os.getpid(), signum)
+        fatal = os.WTERMSIG(status)
+        if fatal not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
+            signal.signal(fatal, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [fatal])
+        os.kill(os.getpid(), fatal)
     os._exit(os.waitstatus_to_exitcode(status) % 256)
 
 

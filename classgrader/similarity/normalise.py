@@ -32,12 +32,12 @@ def _writes(stmt) -> set[str]:
     """Names a statement may change: those it assigns, those whose attributes or items it assigns, an
     object whose method a statement of its own calls (t.append(x), optimizer.step()), and one whose
     in-place method it calls anywhere (t.add_(1))."""
-    names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    names: set[str | None] = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     names |= {_root(n) for n in ast.walk(stmt) if isinstance(n, (ast.Attribute, ast.Subscript))
               and isinstance(n.ctx, ast.Store)}
     names |= {_root(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and (n.func.attr.endswith("_") or (isinstance(stmt, ast.Expr) and n is stmt.value))}
-    return names - {None}
+    return {name for name in names if name is not None}
 
 
 def _reads(stmt) -> set[str]:
@@ -53,12 +53,13 @@ def _shape(stmt) -> str:
     return _WORD.sub(lambda m: m.group() if keyword.iskeyword(m.group()) else "V", ast.unparse(stmt))
 
 
-def _canonical(run: list) -> list:
+def _canonical(run: list[ast.stmt]) -> list[ast.stmt]:
     """The statements in the order of their shapes, each kept after every statement it depends on."""
     writes, reads, shapes = [_writes(s) for s in run], [_reads(s) for s in run], [_shape(s) for s in run]
     after = [{i for i in range(j) if writes[i] & (reads[j] | writes[j]) or writes[j] & reads[i]}
              for j in range(len(run))]
-    placed, order = set(), []
+    placed: set[int] = set()
+    order: list[ast.stmt] = []
     while len(order) < len(run):
         ready = [j for j in range(len(run)) if j not in placed and after[j] <= placed]
         pick = min(ready, key=lambda j: (shapes[j], j))
@@ -73,7 +74,8 @@ def _order_runs(tree: ast.AST) -> None:
             body = getattr(node, attr, None)
             if not isinstance(body, list):
                 continue
-            out, run = [], []
+            out: list[ast.stmt] = []
+            run: list[ast.stmt] = []
             for stmt in [*body, None]:
                 if isinstance(stmt, _SIMPLE) and not _is_docstring(stmt):
                     run.append(stmt)
