@@ -59,7 +59,7 @@ class Graph:
     saved_bytes_all: int = 0            # the plain sum, counting shared storage again each time
     truncated: bool = False             # stopped at max_nodes
     note: str = ""                      # one sentence on what was (or was not) recorded
-    _index: dict = field(default=None, repr=False, compare=False)
+    _index: dict[str, Node] = field(init=False, repr=False, compare=False)  # id: node, made from nodes
 
     def __post_init__(self):
         object.__setattr__(self, "_index", {n.id: n for n in self.nodes})
@@ -169,8 +169,8 @@ class _Names:
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"names maps a name to a tensor; {name!r} maps to {type(t).__name__}")
         self.by_id = {id(t): name for name, t in self.names.items()}
-        self.by_window = {}
-        self.by_grad_fn = {}
+        self.by_window: dict[tuple, str] = {}  # _window_key: the first name given that window
+        self.by_grad_fn: dict[int, list[str]] = {}  # id of a grad_fn: the names of the tensors it made
         self.grad_fns = []  # keeps the node objects alive, so their id() stays theirs
         for name, t in self.names.items():
             self.by_window.setdefault(_window_key(t), name)
@@ -220,7 +220,7 @@ def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes:
                                                     "so there is nothing behind it to record")
 
     fn_ids: dict[int, str] = {}
-    keep_alive = []           # the objects whose id() we use as keys, alive until we are done
+    keep_alive: list[object] = []  # the objects whose id() we use as keys, alive until we are done
     saved_storage: dict = {}  # storage key -> (bytes, [saved node ids])
     saved_all = 0
     truncated = False
@@ -259,7 +259,8 @@ def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes:
                                **facts, "storage": key})
             saved.append({"id": sid, "attr": attr, **facts})
             edges.append((node_id, sid))
-        inputs, linked = [], set()
+        inputs: list[str | None] = []  # each input's node id, None where no gradient goes
+        linked: set[str] = set()
         for child, _ in fn.next_functions:
             if child is None:       # that input did not require grad: nothing to send a gradient to
                 inputs.append(None)
@@ -277,13 +278,15 @@ def extract_graph(tensor: torch.Tensor, names: dict | None = None, *, max_nodes:
             if child_id not in linked:  # x * x: two inputs, one edge
                 linked.add(child_id)
                 edges.append((node_id, child_id))
+        its_names = known.by_grad_fn.get(id(fn), [])  # the names of the tensors this op made
         details = {"kind": "op", "op": cls, "inputs": inputs, "saved": saved, "saved_values": others,
                    "saved_freed": freed, "sequence_nr": fn._sequence_nr() if hasattr(fn, "_sequence_nr") else None,
-                   "names": known.by_grad_fn.get(id(fn), [])}
+                   "names": its_names}
         if fn is root:
-            details["output"] = {"name": known.of(tensor), **_tensor_facts(tensor)}
-            if details["output"]["name"] and details["output"]["name"] not in details["names"]:
-                details["names"] = [details["output"]["name"], *details["names"]]
+            output_name = known.of(tensor)
+            details["output"] = {"name": output_name, **_tensor_facts(tensor)}
+            if output_name and output_name not in its_names:
+                details["names"] = [output_name, *its_names]
         nodes[node_id] = Node(node_id, "op", cls, details)
 
     # a saved tensor learns which other saved nodes share its memory, then drops the raw key
@@ -393,8 +396,8 @@ def layout_full(graph: Graph, *, sweeps: int = 4, max_bends: int | None = None) 
     rank = {v: r for r, row in enumerate(rows) for v in row}
     width = {n.id: node_size(n)[0] for n in graph.nodes}
     kind = {n.id: n.kind for n in graph.nodes}
-    preds = {n.id: [] for n in graph.nodes}
-    succs = {n.id: [] for n in graph.nodes}
+    preds: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
+    succs: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
     budget = 4 * len(graph.nodes) if max_bends is None else max_bends
     chains = {}
     for a, b in sorted(graph.edges, key=lambda e: rank[e[1]] - rank[e[0]]):
@@ -415,7 +418,7 @@ def layout_full(graph: Graph, *, sweeps: int = 4, max_bends: int | None = None) 
     rows = _order_rows(rows, preds, succs, sweeps)
     # weight: 1 + how many rows hang below a node, so the long path to the leaves keeps straight
     # and short side branches (AccumulateGrad, saved tensors) move aside
-    weight = {}
+    weight: dict[str, int] = {}
     for row in reversed(rows):
         for v in row:
             weight[v] = 1 + max((weight[u] for u in succs[v]), default=0)

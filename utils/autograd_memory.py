@@ -51,11 +51,13 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 __all__ = [
+    "Allocated",
     "BatchProbe",
     "GraphStats",
     "LoopMeter",
@@ -274,7 +276,7 @@ class SavedTensorTracker:
     tensors were ever saved inside the block: 0 proves the block saved nothing for backward. The
     same tracker can be entered again (not nested in itself); counts carry on."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.packed = 0              # tensors saved inside the block(s), ever
         self.packed_bytes = 0        # their bytes, a storage counted each time it is saved
         self.peak_bytes = 0          # the largest bytes_alive seen at a pack
@@ -282,7 +284,7 @@ class SavedTensorTracker:
         self._alive_tensors = 0
         self._per_storage: dict[tuple, list[int]] = {}   # key -> [saved slots alive, nbytes]
         self._refs: set[weakref.ref] = set()
-        self._hooks = None
+        self._hooks: torch.autograd.graph.saved_tensors_hooks | None = None  # while entered
 
     # the hooks: pack keeps a handle, unpack hands back the detached tensor
     def _pack(self, t: torch.Tensor) -> _Packed:
@@ -325,6 +327,8 @@ class SavedTensorTracker:
 
     def __exit__(self, *exc) -> None:
         hooks, self._hooks = self._hooks, None
+        if hooks is None:
+            raise RuntimeError("this SavedTensorTracker was left without being entered")
         hooks.__exit__(*exc)
 
     @property
@@ -387,15 +391,21 @@ class RecordingCounter(TorchFunctionMode):
 
 # ---- the accelerator's allocator, where there is one ----
 
+# Where a meter reads allocated bytes: a function returning them, "auto" (the accelerator's
+# allocator, where there is one: accelerator_allocated()) or None (not read).
+Allocated = Callable[[], int] | Literal["auto"] | None
+
+
 def accelerator_allocated() -> Callable[[], int] | None:
     """A function returning the accelerator allocator's live bytes, or None without an accelerator.
 
     On CUDA this is torch.cuda.memory_allocated(): exact bytes of tensors the caching allocator has
     handed out. On a CPU-only machine there is no such figure (torch.cuda.memory_allocated() is
     just 0 there), so monitors omit it rather than plot a flat zero."""
-    if not torch.accelerator.is_available():
+    accelerator = torch.accelerator.current_accelerator(check_available=True)  # None unless is_available()
+    if accelerator is None:
         return None
-    if torch.accelerator.current_accelerator().type == "cuda":
+    if accelerator.type == "cuda":
         return torch.cuda.memory_allocated
     try:                                   # mps, xpu...: the generic API, where this build has it
         torch.accelerator.memory_allocated()
@@ -405,7 +415,8 @@ def accelerator_allocated() -> Callable[[], int] | None:
 
 
 def accelerator_name() -> str | None:
-    return torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+    accelerator = torch.accelerator.current_accelerator(check_available=True)  # None unless is_available()
+    return None if accelerator is None else accelerator.type
 
 
 # ---- measuring a loop, one iteration at a time ----
@@ -447,7 +458,7 @@ class LoopMeter:
     grad mode; torch function modes the caller has entered (RecordingCounter) do not follow it.
     """
 
-    def __init__(self, loop, allocated: Callable[[], int] | str | None = "auto", *, own_thread: bool = False):
+    def __init__(self, loop, allocated: Allocated = "auto", *, own_thread: bool = False):
         self._executor = None
         if own_thread:
             grad_enabled = torch.is_grad_enabled()
@@ -520,7 +531,7 @@ class LoopMeter:
 
 
 def measure_loop(loop, iterations: int | None = None, *,
-                 allocated: Callable[[], int] | str | None = "auto") -> dict[str, list[int]]:
+                 allocated: Allocated = "auto") -> dict[str, list[int]]:
     """Run `loop` for `iterations` iterations (all of them if None) and return its history.
 
         def leaky_eval(model, batches):
@@ -543,7 +554,7 @@ def measure_loop(loop, iterations: int | None = None, *,
 
 
 def measure_steps(step: Callable[[int], object], iterations: int, *, keep=None,
-                  allocated: Callable[[], int] | str | None = "auto") -> dict[str, list[int]]:
+                  allocated: Allocated = "auto") -> dict[str, list[int]]:
     """measure_loop for a step function: call step(i) for i in range(iterations); after each call
     count the nodes reachable from its return value and from `keep` (the state it updates)."""
     def loop():

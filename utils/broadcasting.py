@@ -218,7 +218,7 @@ def report_html(rep: BroadcastReport) -> str:
              f'data-b="{shape_attr(rep.shape_b)}">'
              f'<thead><tr><th style="text-align:left">dim (from the right)</th>{head}</tr></thead>'
              f'<tbody>{"".join(rows)}</tbody></table>')
-    if rep.ok:
+    if rep.error is None:  # rep.ok: they broadcast
         stretched = ", ".join(f"{r.stretches} along dim {r.dim}" for r in rep.stretched) or "nothing"
         verdict = (f'<p class="broadcast-result" data-result="{shape_attr(rep.result_shape)}">'
                    f"a {format_shape(rep.shape_a)} and b {format_shape(rep.shape_b)} broadcast to "

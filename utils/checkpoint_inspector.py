@@ -11,6 +11,7 @@ utils.checkpoint_reader reads the file (pure data); this module draws its report
 Every text in the HTML is escaped: the file chose it. Nothing here loads or runs anything.
 inspect_checkpoint is importable from here too, as the lesson does."""
 import html
+import os
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -123,7 +124,7 @@ def list_files(folder) -> list[Path]:
 class CheckpointInspector(widgets.VBox):
     """Pick a file in a folder; see what it holds and what it would need to load. Nothing is loaded."""
 
-    def __init__(self, path_or_dir):
+    def __init__(self, path_or_dir: str | os.PathLike[str]) -> None:
         target = Path(path_or_dir)
         if not target.exists():
             raise FileNotFoundError(f"no file or folder at {target}")

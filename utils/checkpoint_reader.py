@@ -359,9 +359,8 @@ class _Describer:
             return Entry(path, "bytes", "bytearray", global_name=fname, value=_short(a[0] if a else b""))
         if fname == "builtins.complex" and all(isinstance(x, (int, float)) for x in a):
             return Entry(path, "complex", "complex", global_name=fname, value=repr(complex(*a[:2])))
-        if fname == "torch.Size" and _ints(c) is not None:
-            return Entry(path, "tuple", "torch.Size", global_name=fname, length=len(_ints(c)),
-                         value=_short(_ints(c)))
+        if fname == "torch.Size" and (sizes := _ints(c)) is not None:
+            return Entry(path, "tuple", "torch.Size", global_name=fname, length=len(sizes), value=_short(sizes))
         if fname == "torch.device":
             return Entry(path, "device", "torch.device", global_name=fname, device=_device_text(c),
                          value=_device_text(c))
@@ -401,7 +400,7 @@ def _storage_info(pid) -> "StorageInfo | None":
     size = _itemsize(dtype)
     if untyped:
         return StorageInfo(str(key), "untyped", str(location), numel, numel, None)
-    if size is None:
+    if dtype is None or size is None:  # a dtype unknown has no size either
         return None
     return StorageInfo(str(key), dtype, str(location), numel, numel * size, None)
 

@@ -9,6 +9,7 @@ Two layers, so the facts can be tested without a browser:
 
 Every number comes from PyTorch itself (a round trip through a real tensor, torch.finfo,
 torch.iinfo, dtype.itemsize), so the widget cannot disagree with the library it explains."""
+import functools
 import math
 from dataclasses import dataclass
 
@@ -44,11 +45,11 @@ class DtypeReport:
     smallest_normal: float | None  # floats: below this, precision drops (subnormals), then 0
 
 
-def _spacing(stored: float, finfo: torch.finfo) -> float | None:
+def _spacing(stored: float | None, finfo: torch.finfo) -> float | None:
     # A float holds a fixed number of mantissa bits, so the gap between neighbours is
     # eps times the power of two just below |stored| (and constant below smallest_normal).
     # Same answer as torch.nextafter, which is not implemented for every float dtype.
-    if math.isinf(stored) or math.isnan(stored):
+    if stored is None or math.isinf(stored) or math.isnan(stored):  # None: nothing was stored
         return None
     _, exponent = math.frexp(max(abs(stored), finfo.smallest_normal))  # x = m * 2**e, 0.5 <= m < 1
     return finfo.eps * 2.0 ** (exponent - 1)
@@ -99,18 +100,19 @@ def dtype_report(value: float, dtype: torch.dtype, count: int = 1) -> DtypeRepor
     except (RuntimeError, ValueError):  # 300.0 into int8: "value cannot be converted to type int8
         stored = None                    # without overflow"; a Python int past 64 bits: ValueError
     exact = stored is not None and stored == value
-    common = {"dtype": dtype, "name": name, "value": value, "stored": stored, "exact": exact,
-              "error": None if stored is None else 0.0 if exact else stored - value,
-              "bits": dtype.itemsize * 8, "bytes_per_element": dtype.itemsize,
-              "count": count, "total_bytes": count * dtype.itemsize}
+    report = functools.partial(
+        DtypeReport, dtype=dtype, name=name, value=value, stored=stored, exact=exact,
+        error=None if stored is None else 0.0 if exact else stored - value,
+        bits=dtype.itemsize * 8, bytes_per_element=dtype.itemsize,
+        count=count, total_bytes=count * dtype.itemsize)
     if dtype.is_floating_point:
         fi = torch.finfo(dtype)
-        return DtypeReport(**common, is_floating=True, min=fi.min, max=fi.max, eps=fi.eps,
-                           spacing=_spacing(stored, fi), smallest_normal=fi.smallest_normal,
-                           note=_float_note(value, stored, fi, name))
+        return report(is_floating=True, min=fi.min, max=fi.max, eps=fi.eps,
+                      spacing=_spacing(stored, fi), smallest_normal=fi.smallest_normal,
+                      note=_float_note(value, stored, fi, name))
     ii = torch.iinfo(dtype)
-    return DtypeReport(**common, is_floating=False, min=ii.min, max=ii.max, eps=None,
-                       spacing=1, smallest_normal=None, note=_int_note(value, stored, ii, name))
+    return report(is_floating=False, min=ii.min, max=ii.max, eps=None,
+                  spacing=1, smallest_normal=None, note=_int_note(value, stored, ii, name))
 
 
 def compare_dtypes(value: float, dtypes=DTYPES, count: int = 1) -> list[DtypeReport]:

@@ -52,7 +52,8 @@ LEGEND_W = MARGIN + sum(30 + 7.2 * len(w) for w in KIND_WORDS.values()) + 7.2 * 
 
 
 def _legend(y: float) -> str:
-    parts, x = [], MARGIN
+    parts: list[str] = []
+    x: float = MARGIN
     for kind, (fill, stroke, dash) in STYLE.items():
         parts.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" rx="3" fill="{fill}" stroke="{stroke}"'
                      f'{_dash(dash)}/>'

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
-from utils.autograd_memory import LoopMeter, accelerator_allocated, accelerator_name, steady_growth
+from utils.autograd_memory import Allocated, LoopMeter, accelerator_allocated, accelerator_name, steady_growth
 from utils.formatting import byte_unit, format_bytes
 
 METRICS = (("saved_bytes", "bytes held by saved tensors"),
@@ -202,7 +202,7 @@ class MemoryMonitor(widgets.VBox):
     the saved bytes still alive once the loop has ended and its variables are gone."""
 
     def __init__(self, iterations: int = 50, update_every: int = 5,
-                 allocated: Callable[[], int] | str | None = "auto", **loops):
+                 allocated: Allocated = "auto", **loops):
         if not loops:
             raise ValueError("MemoryMonitor needs at least one loop, e.g. buggy=..., fixed=...")
         if update_every < 1:

@@ -88,7 +88,7 @@ def storage_report(base: torch.Tensor, view: torch.Tensor) -> StorageReport:
         view_storage=storage if shared else tuple(storage_elements(view)),
         base_touched=tuple(sorted(set(touched_indices(base)))),
         shape=tuple(view.shape), stride=tuple(view.stride()),
-        storage_offset=view.storage_offset(), is_contiguous=view.is_contiguous(),
+        storage_offset=int(view.storage_offset()), is_contiguous=view.is_contiguous(),
         same_data_ptr=view.data_ptr() == base.data_ptr(),
         values=tuple(view.detach().flatten().tolist()))
 

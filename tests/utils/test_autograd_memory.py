@@ -103,6 +103,8 @@ def test_bytes_drop_after_backward_and_when_the_graph_goes(no_gc):
     assert tracker.bytes_alive == 0 and tracker.peak_bytes == 80
     with pytest.raises(RuntimeError, match="already active"), tracker, tracker:
         pass
+    with pytest.raises(RuntimeError, match="without being entered"):
+        tracker.__exit__(None, None, None)  # left once more: it has no hooks to take off
 
 
 def test_saved_outputs_make_no_reference_cycle(no_gc):
