@@ -45,6 +45,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,18 +219,20 @@ class _Reader(ast.NodeVisitor):
         self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
         self.allowed = allowed if allowed is not None else allow_list.modules()  # modules -> names
         self.own = own  # every name the notebook binds or gives an attribute: its own, readable
-        self.noted = set()  # the nodes already found: one finding each
+        self.noted: set[int] = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
-        self.blocks = set()  # calls that open a block (a with's items, decorators): not switches
-        self.declared = [set()]  # the names each function around the visit declares global
-        self.course_imports = set()  # of the course's names, those its cells bind by importing
-        self.course_defined = set()  # ...and those they define (def, class, assignment)
-        self.found, self.functions = [], []  # the functions the visit is inside, innermost last
-        self.scopes = []  # their nodes (a class's too), innermost last
-        self.templates, self.plain_imports = set(), set()  # see own_reads
-        self.trusting = set()  # methods that read their own object by a computed name: never named
-        self.called = set()  # functions of the calls visited: an __init__ taken is one not called
+        self.blocks: set[int] = set()  # calls that open a block (a with's items, decorators): not switches
+        self.declared: list[set[str]] = [set()]  # the names each function around the visit declares global
+        self.course_imports: set[str] = set()  # of the course's names, those its cells bind by importing
+        self.course_defined: set[str] = set()  # ...and those they define (def, class, assignment)
+        self.found: list[tuple[int, str]] = []  # (line, what) of each finding
+        self.functions: list[tuple[str, bool, str | None]] = []  # the functions the visit is inside, innermost last
+        self.scopes: list[ast.AST] = []  # their nodes (a class's too), innermost last
+        self.templates: set[tuple] = set()  # see own_reads
+        self.plain_imports: set[str] = set()
+        self.trusting: set[str] = set()  # methods that read their own object by a computed name: never named
+        self.called: set[int] = set()  # functions of the calls visited: an __init__ taken is one not called
 
     def note(self, node, what: str):
         self.noted.add(id(node))
@@ -623,7 +626,7 @@ UNREADABLE = "unread"  # a cell too deep or too large for the grader to parse: i
 
 
 def _trees(sources: list[str]) -> list:
-    trees = []
+    trees: list[ast.Module | str | None] = []
     for source in sources:
         try:
             trees.append(ast.parse(python_of(source)))
@@ -663,13 +666,14 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     for _ in range(3):  # aliases of aliases
         for tree in filter(None, trees):
             for node in ast.walk(tree):
-                values = [node.value] if isinstance(node, (ast.Assign, ast.NamedExpr)) else []
-                for value in values:
-                    root = _root(value)
-                    if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
-                                           isinstance(root, ast.Name) and root.id in foreign):
-                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        foreign.update(t.id for t in targets if isinstance(t, ast.Name))
+                if not isinstance(node, (ast.Assign, ast.NamedExpr)):
+                    continue
+                value = node.value
+                root = _root(value)
+                if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
+                                       isinstance(root, ast.Name) and root.id in foreign):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    foreign.update(t.id for t in targets if isinstance(t, ast.Name))
     return bound, foreign, imported
 
 
@@ -710,8 +714,8 @@ def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
     return aliases
 
 
-def scan(sources: list[str], given: set[str] = frozenset(), course_callables: set[str] = frozenset(),
-         course_imports: set[str] = frozenset(), course_modules: dict | None = None) -> list[Finding]:
+def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_callables: AbstractSet[str] = frozenset(),
+         course_imports: AbstractSet[str] = frozenset(), course_modules: dict | None = None) -> list[Finding]:
     """Findings in the code cells `sources` (a notebook's, in order) whose text is not one of
     `given` (the cells the course itself wrote, as released); `course_callables`: the functions
     and classes the course's own cells (not the answers' stubs) define, which the tests call;
@@ -762,7 +766,7 @@ def notebook_findings(nb, release) -> list[Finding]:
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     imports = {alias.asname or alias.name.split(".")[0] for tree in trees for node in tree.body
                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    modules = {}
+    modules: dict[str, list[str]] = {}
     for node in (node for tree in trees for node in tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:

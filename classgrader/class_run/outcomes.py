@@ -95,7 +95,7 @@ def _device(nb) -> str | None:
 def notebook_outcomes(nb, flags=()) -> dict:
     """The record of one graded notebook: every autograded test cell, in order; `flags` are
     (grade id or None, reason) pairs as isolated_execute.py gives them."""
-    by_item = {}
+    by_item: dict[str, str] = {}
     for gid, reason in flags:
         if gid is not None:
             by_item.setdefault(gid, reason)
@@ -118,7 +118,8 @@ def notebook_outcomes(nb, flags=()) -> dict:
         items.append({"item": gid, "exercise": name, "score": float(score or 0.0), "max": float(points),
                       "category": kind, "ename": ename,
                       "message": None if evalue is None else evalue[:MESSAGE_LIMIT],
-                      "misconception": misconception(ename, evalue) if error else None,
+                      "misconception": misconception(error.get("ename", ""), error.get("evalue", ""))
+                      if error else None,
                       "flag": by_item.get(gid)})
     return {"items": items, "flags": [reason for gid, reason in flags if gid is None], "device": _device(nb),
             "misconceptions": _named({item["misconception"] for item in items} - {None})}

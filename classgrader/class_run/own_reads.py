@@ -51,11 +51,11 @@ def template(node) -> tuple | None:
 
 def templates_given(trees) -> set[tuple]:
     """The patterns by which the notebook names its objects' attributes: add_module(f"fc{i}", ...)."""
-    found = set()
+    found: set[tuple] = set()
     for node in (node for tree in trees for node in ast.walk(tree)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REGISTERS \
-                and node.args and template(node.args[0]) is not None:
-            found.add(template(node.args[0]))
+                and node.args and (shape := template(node.args[0])) is not None:
+            found.add(shape)
     return found
 
 
@@ -82,7 +82,7 @@ def bindings(tree) -> Iterator[tuple[str, ast.AST]]:
 
 def plain_imports(trees) -> set[str]:
     """Names the notebook binds only by importing them."""
-    kinds = {}
+    kinds: dict[str, set[bool]] = {}
     for tree in trees:
         for name, node in bindings(tree):
             kinds.setdefault(name, set()).add(isinstance(node, (ast.Import, ast.ImportFrom)))

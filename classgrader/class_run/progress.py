@@ -9,10 +9,10 @@ import json
 import os
 import time
 
-_state = {"fd": None}
-_started = {}
-_flags = {}
-_devices = {}
+_state: dict[str, int | None] = {"fd": None}
+_started: dict[str, float] = {}
+_flags: dict[str, list[dict]] = {}
+_devices: dict[str, str] = {}
 
 
 def report_to(fd: int | None) -> None:

@@ -145,7 +145,8 @@ class Judge:
     `kernel_meter()` a fresh meter of its memory (kernel_memory.py), for autograder.memory_probe."""
 
     def __init__(self, setup: list[str], answers: set[str], ask, kernel_meter=None):
-        self.answers, self.ask, self.stand_ins = answers, ask, {}
+        self.answers, self.ask = answers, ask
+        self.stand_ins: dict[object, RemoteObject] = {}  # by the handle a record names, as the kernel sent it
         self.kernel_meter = kernel_meter or _no_kernel_meter
         self.namespace = {"__name__": JUDGE_MODULE, "__builtins__": builtins}
         with contextlib.redirect_stdout(io.StringIO()):
