@@ -78,8 +78,8 @@ def triage(folder: str, expected: list[str]) -> tuple[dict[str, str], list[str]]
     broken, flags = {}, []
     for name in expected:
         path = os.path.join(folder, name)
-        if os.path.lexists(path) and staging.refusal(path, name):
-            why = staging.refusal(path, name)
+        if os.path.lexists(path) and (refused := staging.refusal(path, name)):
+            why = refused
         elif not os.path.exists(path):
             others = [p for p in present if p not in expected]
             why = (f"renamed notebook: found {', '.join(others)}, expected {name}" if others
@@ -164,7 +164,7 @@ class ClassRun:
     def stage(self, students: dict[str, str]) -> dict[str, dict]:
         """Triage, skip what is done, copy the rest into shards. Returns the pending students."""
         version = grader_version(self.course, self.assignment)
-        pending = {}
+        pending: dict[str, dict] = {}
         for student, folder in students.items():
             # A submission folder (or student folder) that is a link is never entered.
             whole = staging.refusal(os.path.dirname(folder), student) or staging.refusal(folder, self.assignment)
@@ -371,7 +371,7 @@ class ClassRun:
 def write_flags_csv(root: str, course) -> str:
     """runtime/flags.csv: one row per flag, every assignment, for the instructor to review."""
     path = os.path.join(root, "runtime", "flags.csv")
-    rows = []
+    rows: list[list[str]] = []
     grading = os.path.join(root, "runtime", "grading")
     for assignment in sorted(os.listdir(grading)) if os.path.isdir(grading) else []:
         done = os.path.join(grading, assignment, "done")
@@ -400,7 +400,8 @@ def main(argv=None) -> int:
     zygote = Zygote(wait=False, kernels_at_once=args.workers)  # loads torch while this process loads nbgrader
     # jsonschema (under nbformat) imports its optional IRI checker, which compiles a grammar for
     # about 1.2 s; no schema a class run validates uses IRIs, so this process does without it.
-    sys.modules.setdefault("rfc3987_syntax", None)
+    # (None there blocks the import; typeshed's sys.modules holds modules only.)
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
         # One zygote for them all: each further assignment saves its start (torch, the kernel).
         return max(ClassRun(os.getcwd(), assignment, args.workers, args.force, zygote).run()
