@@ -100,9 +100,9 @@ RECORDS = ".grading"  # in the work area: where each kernel's record folder is m
 # so after this many the rest of the notebook is left ungraded (flagged) instead.
 MAX_LOST_KERNELS = 2
 OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_private_mounts = []  # done once per process: see IsolatedExecute._workarea
-_plans = {}  # (source notebook path, its bytes' hash) -> its SourcePlan, per process
-_references = {}  # the same key -> the grader's own run's reference_run.Reference
+_private_mounts: list[bool] = []  # done once per process: see IsolatedExecute._workarea
+_plans: dict[tuple[str, int], "SourcePlan"] = {}  # (source notebook path, its bytes' hash) -> its plan, per process
+_references: dict[tuple[str, int], reference_run.Reference] = {}  # the same key -> the grader's own run's Reference
 
 
 # The cell nbclient is told it waits on while the kernel answers a test judged in the grader.
@@ -113,6 +113,11 @@ class SourcePlan:
     """What the grader takes from the source notebook itself, never from a submission: its
     setup and helper cells, the names its answer cells define, and each test's full code and
     cell (whose metadata may set its route: routing.requested, checked here, before any kernel)."""
+
+    # Where it was read from, set by IsolatedExecute._plan: its key in _plans, its path, its bytes.
+    key: tuple[str, int]
+    path: str
+    data: bytes
 
     def __init__(self, nb):
         self.setup, self.answers, self.tests, self.cells = [], set(), {}, {}
@@ -145,6 +150,8 @@ class IsolatedExecute(Execute):
                                    "cells are left ungraded and flagged (0: time_limits.STUDENT_TIMEOUTS cell "
                                    "timeouts)").tag(config=True)
 
+    trace_dir: str  # the kernel's record folder, as the kernel sees it (_new_trace_dir)
+
     def preprocess(self, nb, resources, km=None):
         """Grade a student's notebook against the grader's own run of its source (the reference)."""
         plan = self._plan(resources)
@@ -164,8 +171,9 @@ class IsolatedExecute(Execute):
         a student's run and the grader's own share."""
         NotebookClient.__init__(self, nb, km)
         self.timeout = self._cell_timeout()
-        self.plan, self.started, self.lost_kernels, self.given_up = plan, time.monotonic(), 0, None
-        self.judge = None
+        self.plan, self.started, self.lost_kernels = plan, time.monotonic(), 0
+        self.given_up: str | None = None  # why the rest of the notebook is left ungraded, once it is
+        self.judge: judge.Judge | None = None
         if plan is not None and any(self._route(grade_id) is not Route.KERNEL for grade_id in plan.tests):
             self.judge = judge.Judge(plan.setup, plan.answers, self._ask_from_thread, self._kernel_meter)
         self.interrupt_on_timeout = False  # a stuck kernel is replaced, not coaxed
@@ -173,7 +181,10 @@ class IsolatedExecute(Execute):
         self._check_assign_resources(resources)
         self.flags = [(None, reason) for reason in nb.metadata.pop("course_flags", [])]
         self.cwd, user = self._workarea()
-        self.disk_full, self.jail, self.trace_fd, self.area_fd, self.records_fd = False, None, None, None, None
+        self.disk_full, self.jail = False, None
+        self.trace_fd: int | None = None
+        self.area_fd: int | None = None
+        self.records_fd: int | None = None
         try:
             copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
             self.area_fd = os.open(self.cwd, OPEN_FOLDER)
@@ -287,6 +298,8 @@ class IsolatedExecute(Execute):
         """Flag, once, a kernel that filled its work area: only its own cells could suffer."""
         if self.disk_full or self.jail is None:
             return
+        if self.area_fd is None:
+            raise RuntimeError("the work area's disk was checked before the work area was open")
         info = os.statvfs(self.area_fd)
         if info.f_bavail * info.f_frsize < 2**20 or info.f_favail < 16:
             self.disk_full = True
@@ -457,6 +470,8 @@ class IsolatedExecute(Execute):
         answers its questions (answer_channel.py); whether the cell is done with: its outputs
         are the cell's, whatever they say, unless what the try showed sends the test into the
         kernel after all (routing.route: the grader's own run, when the solution fails it here)."""
+        if self.judge is None:
+            raise RuntimeError(f"{grade_id} is judged outside the kernel, but this notebook's run has no judge")
         lost = None
         try:
             outputs = await self._in_grader(self.judge.run, self.plan.tests[grade_id])
@@ -555,6 +570,8 @@ class IsolatedExecute(Execute):
         so later cells meet the same kernel either way)."""
         if self._route(grade_id) is not Route.SHADOWED or any(o.output_type == "error" for o in cell.outputs):
             return
+        if self.judge is None:
+            raise RuntimeError(f"{grade_id} is shadowed, but this notebook's run has no judge")
         lost = None
         try:
             passed, failed = await self._in_grader(self.judge.shadow, self.plan.tests[grade_id],

@@ -13,7 +13,7 @@ It never races the machine: a cell, or a question to its kernel, may take
 time_limits.REFERENCE_TIMEOUTS times what a student's may; and it never gives up on the notebook (a lost
 kernel is replaced, and what it was doing is a test it could not establish)."""
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from classgrader import time_limits
 from classgrader.judging import routing
@@ -34,7 +34,13 @@ class Reference(NamedTuple):
         return Observed(passed_outside=grade_id in self.outside, shadow_checks=len(passed))
 
 
-class ReferenceRun:
+if TYPE_CHECKING:  # what it is mixed into (isolated_execute.OwnRun), whose attributes it uses
+    from classgrader.judging.isolated_execute import IsolatedExecute as _Host
+else:
+    _Host = object
+
+
+class ReferenceRun(_Host):
     """The reference's part of a notebook run. It runs on IsolatedExecute's kernels, sandbox
     and judge (isolated_execute.OwnRun mixes it in before them); where a student's run is judged
     against the reference, this one records what it saw (each method here stands for
@@ -43,8 +49,11 @@ class ReferenceRun:
     def establish(self, plan) -> Reference:
         """Run the source notebook `plan` (isolated_execute.SourcePlan) was read from."""
         import nbformat
-        self.outside, self.records, self.shadows, self.incomplete = set(), {}, {}, {}
-        self.observed = {}  # filled as it goes: each test's route is decided on what it saw so far
+        self.outside: set[str] = set()
+        self.records: dict[str, list] = {}
+        self.shadows: dict[str, tuple] = {}
+        self.incomplete: dict[str, str] = {}
+        self.observed: dict[str, Observed] = {}  # filled as it goes: each test's route is decided on what it saw so far
         nb = nbformat.reads(plan.data.decode("utf-8"), as_version=4)
         self._execute(nb, {"metadata": {"path": os.path.dirname(plan.path)}}, None, plan)
         if self.flags:
