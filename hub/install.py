@@ -141,8 +141,8 @@ def pip_install(python: Path, *args) -> None:
     """pip, its progress shown as it goes (a first build takes minutes): one line per package."""
     cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    tail = []
-    for line in proc.stdout:
+    tail: list[str] = []
+    for line in proc.stdout or ():
         tail = [*tail, line.rstrip()][-30:]
         if line.startswith(("Collecting ", "Installing collected", "Successfully installed")):
             say(f"  pip: {line.strip()[:150]}")

@@ -10,12 +10,18 @@ import json
 import os
 import pwd
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 state = Path(os.environ.get("COURSE_HUB_STATE", "/srv/pytorch-course"))
 klass = json.loads((state / "class.json").read_text())
 venv = Path(klass["venv"])
 
-c = get_config()  # noqa: F821 (provided by traitlets when JupyterHub loads this file)
+if TYPE_CHECKING:  # traitlets defines it in this file's namespace when JupyterHub loads it
+    from traitlets.config import Config
+
+    def get_config() -> Config: ...
+
+c = get_config()
 
 c.JupyterHub.ip = klass["ip"]
 c.JupyterHub.port = klass["port"]

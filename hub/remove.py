@@ -54,7 +54,7 @@ def remove(state: Path) -> None:
         machine.fail(f"the hub of {state} is running: stop it (Ctrl-C) and run --remove again")
     klass = json.loads(record.read_text())
     made = [name for name in klass.get("made", []) if uid(name) is not None]
-    uids = {uid(name) for name in made}
+    uids = {number for number in map(uid, made) if number is not None}  # one may go meanwhile
     for pid in processes_of(uids):  # userdel refuses a user with processes
         with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
             os.kill(pid, signal.SIGKILL)

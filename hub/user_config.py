@@ -30,4 +30,4 @@ def user_config(exchange: str, course_root: str | None = None, checkout: Path = 
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: python hub/user_config.py EXCHANGE [COURSE_ROOT]")
-    print(user_config(*sys.argv[1:]), end="")
+    print(user_config(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None), end="")
