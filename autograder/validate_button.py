@@ -5,7 +5,8 @@ before any student code), errors and all, and answers with the checklist.
 
     python -m autograder.validate_button SOCKET SETTINGS    (the lab's server extension,
                                                              lab/server/course_validate_button.py,
-                                                             starts it beside the lab)
+                                                             starts it beside the lab, and ties
+                                                             its life to the lab's)
 
 SETTINGS is the folder whose nbgrader_config.py the lab's nbgrader reads (the course's, where there
 is none there), for the kernel's arguments and the per-cell timeout.
@@ -53,7 +54,6 @@ STYLE = ("<style>#validation-message:has(.course-checklist) > div:not(:has(.cour
          " .course-checklist li[data-status=failed] .mark {color: var(--jp-error-color1)}"
          " .course-checklist li[data-status=answered] .mark {color: var(--jp-info-color1)}"
          " .course-checklist .mark {display: inline-block; width: 1.5em; font-weight: bold}</style>")
-PR_SET_PDEATHSIG = 1
 
 
 def as_html(lines) -> str:
@@ -182,9 +182,6 @@ def _answer(shell: Shell, connection: socket.socket) -> None:
 
 
 def serve(socket_path: str, course_root: Path) -> None:
-    import ctypes
-    with contextlib.suppress(OSError, AttributeError):  # Linux: go when the lab goes
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(16)

@@ -4,14 +4,18 @@ student's has no formgrader or create-assignment and no news prompt, an instruct
 them; the Validate button's endpoint answers with the checklist, whose verdict is the
 autograder's on the visible checks; and an untouched release, executed top to bottom as
 Run All does, reaches every exercise and still shows each failure; the lab's own server extensions
-import neither torch nor nbgrader, and nbgrader's Assignment List is served once the lab is up."""
+import neither torch nor nbgrader, and nbgrader's Assignment List is served once the lab is up; the
+Validate worker ends with its lab, however the lab ends."""
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
+import psutil
 import pytest
 
 from coursekit import LAB_TOKEN as TOKEN, ROOT, build_submission, read_notebook, running_lab, write_notebook
@@ -74,6 +78,36 @@ def test_instructors_lab_has_its_panels(tmp_path, covered):
         assert not set(INSTRUCTOR_ONLY) & set(disabled) and NEWS in disabled, disabled
         assert "<title>nbgrader formgrade</title>" in request(f"{base}/formgrader")
     covered("an instructor's lab (./course lab --instructor): formgrader and create-assignment on, no news prompt")
+
+
+def alive(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE  # a zombie has ended, whoever reaps it
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_the_validate_worker_ends_with_its_lab_however_the_lab_ends(tmp_path, stop, covered):
+    """The lab is stopped as soon as it answers, so its worker is most likely still importing torch;
+    SIGTERM is how the tests stop a lab (the server's own shutdown), SIGKILL runs none of it."""
+    (tmp_path / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text())
+    with running_lab(tmp_path) as base:
+        port = base.rpartition(":")[2]
+        [server] = [p for p in psutil.Process().children() if f"--port={port}" in p.cmdline()]
+        [worker] = [p for p in server.children() if "autograder.validate_button" in " ".join(p.cmdline())]
+        folder = Path(worker.cmdline()[-2]).parent
+        importing = not (folder / "worker").exists()  # the worker listens once its imports are done
+        server.send_signal(stop)
+        server.wait(timeout=60)
+    deadline = time.monotonic() + 60  # a killed process is gone at once; the bound is for a busy machine
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(worker), f"the Validate worker outlived its lab ({stop.name}): {worker.cmdline()}"
+    if stop == signal.SIGTERM:
+        assert not folder.exists(), f"a stopped lab left its Validate socket's folder {folder}"
+    covered(f"a lab ended by {stop.name} {'while' if importing else 'after'} its Validate worker imported torch: "
+            f"the worker ended with it")
 
 
 @pytest.mark.parametrize("student", STUDENTS)

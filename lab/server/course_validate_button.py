@@ -13,6 +13,7 @@ own, so the dialog shows the checklist and nothing else; `checklist` and `all_pa
 same verdict as data. ./course validate asks COURSE_VALIDATE, an address a stock server does not
 have (it answers 404 at once instead of validating in full)."""
 import asyncio
+import atexit
 import contextlib
 import importlib.metadata
 import json
@@ -30,6 +31,17 @@ from tornado import web
 COURSE_VALIDATE = "/course/validate"  # autograder/validate.py's (tests/test_student_experience.py asks it here)
 PRESS_TIMEOUT = 600  # s: a notebook of slow cells; each cell has nbgrader_config.py's own timeout
 START_TIMEOUT = 600  # s: importing torch from a cold disk on a busy machine
+# The worker's first lines, before it imports anything (the autograder package imports torch, which
+# takes seconds): from here the kernel kills the worker when the thread that started it (the
+# server's main thread) ends, however the lab ends, SIGKILL included. The server has no stop hook
+# for a module extension to rely on. A lab gone before the prctl shows as a changed parent.
+LAUNCH = """import ctypes, os, runpy, signal, sys
+lab = int(sys.argv.pop(1))
+if sys.platform == "linux":
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != lab:
+    sys.exit("the lab that started this Validate worker has ended")
+runpy.run_module("autograder.validate_button", run_name="__main__", alter_sys=True)"""
 
 
 class Worker:
@@ -46,7 +58,7 @@ class Worker:
     def start(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket)
-        self.process = subprocess.Popen([sys.executable, "-m", "autograder.validate_button", self.socket,
+        self.process = subprocess.Popen([sys.executable, "-c", LAUNCH, str(os.getpid()), self.socket,
                                          str(self.settings)], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL)
 
@@ -124,16 +136,13 @@ class VersionHandler(JupyterHandler):
 
 def _load_jupyter_server_extension(serverapp):
     webapp = serverapp.web_app
-    webapp.settings["course_validate_worker"] = Worker(Path.cwd(), serverapp.log)
+    worker = webapp.settings["course_validate_worker"] = Worker(Path.cwd(), serverapp.log)
+    atexit.register(worker.stop)  # a stopped lab removes the socket's folder too
     base = webapp.settings["base_url"]
     webapp.add_handlers(".*$", [(url_path_join(base, r"/assignments/validate"), ValidateHandler),
                                 (url_path_join(base, COURSE_VALIDATE), ValidateHandler),
                                 (url_path_join(base, r"/nbgrader_version"), VersionHandler)])
     serverapp.log.info("course: Validate shows a checklist, from a warm worker")
-
-
-def _unload_jupyter_server_extension(serverapp):
-    serverapp.web_app.settings["course_validate_worker"].stop()
 
 
 def _jupyter_server_extension_points():
