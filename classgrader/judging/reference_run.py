@@ -13,7 +13,7 @@ It never races the machine: a cell, or a question to its kernel, may take
 time_limits.REFERENCE_TIMEOUTS times what a student's may; and it never gives up on the notebook (a lost
 kernel is replaced, and what it was doing is a test it could not establish)."""
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from classgrader import time_limits
 from classgrader.judging import routing
@@ -34,8 +34,21 @@ class Reference(NamedTuple):
         return Observed(passed_outside=grade_id in self.outside, shadow_checks=len(passed))
 
 
-if TYPE_CHECKING:  # what it is mixed into (isolated_execute.OwnRun), whose attributes it uses
-    from classgrader.judging.isolated_execute import IsolatedExecute as _Host
+if TYPE_CHECKING:
+    class _Host(Protocol):
+        """What ReferenceRun uses of the run it is mixed into (isolated_execute.IsolatedExecute),
+        named here, not imported: that module imports this one."""
+        log: Any
+        flags: list
+        plan: Any  # isolated_execute.SourcePlan, or None for a notebook without one
+        timeout: int | None
+        lost_kernels: int
+
+        def _execute(self, nb, resources, km, plan) -> None: ...
+
+        def _route(self, grade_id) -> routing.Route: ...
+
+        async def _recover(self, kept) -> None: ...
 else:
     _Host = object
 
