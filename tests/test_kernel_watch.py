@@ -36,10 +36,26 @@ def test_an_ordinary_child_is_not_heard():
 def test_a_private_uid_process_of_another_family_is_not_heard():
     """Started by a process that is gone: the machine's init adopts it, as another file's kernel."""
     with KernelWatch() as watch:
-        subprocess.run(["setsid", "-f", "setpriv", "--reuid=250001", "--regid=250001", "--clear-groups",
-                        "sleep", "0.5"], check=True)
-        time.sleep(0.1)  # time for it to drop to the uid while the watch listens
+        subprocess.run([sys.executable, "-c", ADOPTED_THEN_PRIVATE], check=True)
+        deadline = time.monotonic() + 60  # a bound against a hang, however busy the machine
+        while not live_processes(lambda uid: uid == 250_001) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until it has taken the uid, heard or not
     assert (watch.listening, watch.uids) == (True, set())
+
+
+# A process whose parent ends at once; only once the machine's init has adopted it (its parent
+# gone, whatever the load) does it take a private uid: so it is another family's when it does.
+ADOPTED_THEN_PRIVATE = """
+import os, time
+middle = os.getpid()
+if os.fork():
+    os._exit(0)
+os.setsid()
+while os.getppid() == middle:
+    time.sleep(0.01)
+os.setgroups([]); os.setgid(250_001); os.setuid(250_001)
+time.sleep(2)
+"""
 
 
 def start_sandboxed_kernel_with_a_daemon(user: str) -> int:
