@@ -3,7 +3,8 @@ tests/classgrader/commands/test_report.py (whose figures that file checks), its 
 classgrader.commands.report, opened from disk in Debian's Chromium through Playwright. From the index
 to the assignment's page by its link; both plots drawn; the misconceptions ranked with their
 counts; nothing fetched from anywhere but the page itself; nothing wider than a laptop's
-window. The screenshot is kept at docs/images/report.png, which the README shows."""
+window. The screenshot goes to artifacts/screenshots/report.png, so that a run changes no committed
+file; docs/images/report.png, which the README shows, is copied from it when the page's look changes."""
 import importlib.util
 import os
 from pathlib import Path
@@ -21,7 +22,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: apt-get install -y chromium"
 IN_CI = os.environ.get("CI", "").lower() in ("true", "1")  # CI must not pass by skipping
 FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels
-SCREENSHOT = ROOT / "docs" / "images" / "report.png"
+SCREENSHOT = ROOT / "artifacts" / "screenshots" / "report.png"
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_BROWSER)
 
 
