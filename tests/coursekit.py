@@ -171,6 +171,9 @@ def write_notebook(nb: dict, path: Path) -> Path:
 
 
 LAB_TOKEN = "course-test-token"
+# A bound against a lab that never stops, not a measure: on a busy machine its shutdown (its
+# extensions, its Validate worker) took over 30 s.
+LAB_STOP_SECONDS = 300
 
 
 def free_port() -> int:
@@ -209,7 +212,12 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
         yield base
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=LAB_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+            raise AssertionError(f"JupyterLab did not stop within {LAB_STOP_SECONDS} s of SIGTERM") from None
 
 
 # ---- ./course's argument checks: a course with no .venv at all, so reaching anything heavy fails ----

@@ -48,11 +48,12 @@ class Worker:
     """The Validate worker process, started now, started again if it died. It reads the kernel's
     settings from `settings`, the folder of the nbgrader_config.py the server's nbgrader reads."""
 
+    process: subprocess.Popen[bytes]  # set by start(), from __init__ on
+
     def __init__(self, settings: Path, log):
         self.settings, self.log = settings, log
         self.folder = tempfile.mkdtemp(prefix="course-validate-")  # private (0700): only this user connects
         self.socket = os.path.join(self.folder, "worker")
-        self.process = None
         self.start()
 
     def start(self) -> None:
