@@ -184,10 +184,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, *extra_args: str, role: str = "student"):
+def running_lab(root: Path, *extra_args: str, role: str = "student", env: dict | None = None):
     """JupyterLab serving `root` on loopback with LAB_TOKEN, started the way ./course lab starts
     it (from the folder, so nbgrader's extensions read its nbgrader_config.py; with lab/ROLE's
-    extensions and settings); yields its URL."""
+    extensions and settings; `env`: more of its environment); yields its URL."""
     import time
     import urllib.request
     port = free_port()
@@ -198,7 +198,7 @@ def running_lab(root: Path, *extra_args: str, role: str = "student"):
              f"--LabApp.app_settings_dir={ROOT / 'lab' / role}", *extra_args]
             + (["--allow-root"] if os.geteuid() == 0 else []),  # CI runs as root
             cwd=root, stdout=log, stderr=subprocess.STDOUT,
-            env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role)))
+            env=dict(tool_env(), JUPYTER_CONFIG_PATH=str(ROOT / "lab" / role), **(env or {})))
     base = f"http://127.0.0.1:{port}"  # the server has the log file's descriptor of its own
     try:
         for _ in range(600):

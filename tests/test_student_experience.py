@@ -110,6 +110,52 @@ def test_the_validate_worker_ends_with_its_lab_however_the_lab_ends(tmp_path, st
             f"the worker ended with it")
 
 
+# A server extension of the test's own: a task that lives as long as the server, having used one
+# of AnyIO's worker threads (as a websocket's handler does that reads a file). AnyIO stops that
+# worker only when the task ends, and it never does.
+LONG_TASK_PROBE = """
+import asyncio
+
+import anyio
+
+
+async def lives_as_long_as_the_server():
+    await anyio.to_thread.run_sync(len, "x")
+    open("probe-ready", "w").close()
+    await asyncio.Event().wait()
+
+
+def _load_jupyter_server_extension(serverapp):
+    serverapp.web_app.settings["long_task_probe"] = asyncio.get_event_loop().create_task(lives_as_long_as_the_server())
+"""
+
+
+@pytest.mark.parametrize("role", ["student", "instructor"])
+def test_a_lab_stopped_with_a_worker_thread_idle_ends(tmp_path, role, covered):
+    """Python's exit joins AnyIO's idle worker threads for ever unless they are told to stop
+    (lab/server/course_clean_exit.py): a lab would then never end on SIGTERM or Ctrl-C."""
+    (tmp_path / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text())
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "long_task_probe.py").write_text(LONG_TASK_PROBE)
+    with running_lab(tmp_path, "--ServerApp.jpserver_extensions=long_task_probe=True", role=role,
+                     env={"PYTHONPATH": str(tmp_path / "probe")}) as base:
+        port = base.rpartition(":")[2]
+        [server] = [p for p in psutil.Process().children() if f"--port={port}" in p.cmdline()]
+        log = (tmp_path / "lab.log").read_text()
+        assert "long_task_probe | extension was successfully loaded" in log, log[-2000:]
+        assert "course_clean_exit | extension was successfully loaded" in log, log[-2000:]
+        deadline = time.monotonic() + 120  # the probe's thread starts once the server serves
+        while not (tmp_path / "probe-ready").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=120)  # seconds when it ends at all; the bound is for a busy machine
+        except psutil.TimeoutExpired:
+            server.kill()
+            raise AssertionError(f"a {role}'s lab was still running 120 s after SIGTERM") from None
+    covered(f"a {role}'s lab with an idle AnyIO worker thread ended on SIGTERM")
+
+
 @pytest.mark.parametrize("student", STUDENTS)
 def test_validate_button_gives_the_autograders_verdict(lab, student, covered):
     reply = json.loads(request(f"{lab}/assignments/validate", data=f"path=students/{student}.ipynb".encode()))
