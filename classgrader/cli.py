@@ -358,7 +358,7 @@ def _test(parsed) -> list[str]:
     # runs a notebook's cells in order in one kernel, and a module's expensive fixture (a graded
     # class, a JupyterLab) is made once. One worker per core and one more: the long files wait on
     # kernels, labs and browsers, and with one per core the suite used 60% of a 2-core machine's
-    # CPU (70% with the spare worker, and 21 min instead of 25; benchmarks/README.md).
+    # CPU, 70% with the spare worker (benchmarks/README.md).
     workers = os.environ.get("COURSE_TEST_WORKERS", str(len(os.sched_getaffinity(0)) + 1))  # as nproc counts, +1
     parallel = workers != "0" and importlib.util.find_spec("xdist") is not None
     return python("-m", "pytest", *(["-n", workers, "--dist", "loadfile"] if parallel else []), *parsed.rest)
