@@ -398,10 +398,6 @@ def main(argv=None) -> int:
         # in a mount namespace of this run's own, gone with it even if the run is killed.
         sandbox.private_mounts()
     zygote = Zygote(wait=False, kernels_at_once=args.workers)  # loads torch while this process loads nbgrader
-    # jsonschema (under nbformat) imports its optional IRI checker, which compiles a grammar for
-    # about 1.2 s; no schema a class run validates uses IRIs, so this process does without it.
-    # (None there blocks the import; typeshed's sys.modules holds modules only.)
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
         # One zygote for them all: each further assignment saves its start (torch, the kernel).
         return max(ClassRun(os.getcwd(), assignment, args.workers, args.force, zygote).run()

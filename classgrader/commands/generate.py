@@ -26,8 +26,6 @@ def assignment_ids(root: Path) -> list[str]:
 
 
 def generate(ids: list[str]) -> None:
-    # before nbformat imports jsonschema; None there blocks the import (typeshed's sys.modules holds modules only)
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     from nbgrader.apps.generateassignmentapp import GenerateAssignmentApp
     from nbgrader.converters import GenerateAssignment
     from sqlalchemy import event
