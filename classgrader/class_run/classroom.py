@@ -30,8 +30,10 @@ from classgrader.kernels.kernel_zygote import Zygote
 
 # Everything the workers import, loaded here once before they are forked. This module itself
 # imports none of it at the top: a class run starts its zygote first, and both load at once.
+# torch._dynamo too: torch.optim loads it on first use (about 1.3 s of CPU), which would be once
+# per worker per assignment, wherever a test judged on the grader's side makes an optimizer.
 GRADING_STACK = ["nbgrader.apps", "classgrader.judging.isolated_execute", "classgrader.class_run.flags",
-                 "classgrader.class_run.grade_worker"]
+                 "classgrader.class_run.grade_worker", "torch._dynamo"]
 
 
 def default_workers() -> int:

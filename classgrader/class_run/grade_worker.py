@@ -13,10 +13,12 @@ pays those imports again. By hand, for one shard:
 """
 import ctypes
 import fcntl
+import json
 import os
 import signal
 import sys
 import traceback
+from typing import Any
 
 from nbgrader import api
 
@@ -51,9 +53,38 @@ def _lock_gradebook(db_url: str) -> None:
     api.Gradebook.__init__, api.Gradebook.close = init, close
 
 
+class _SchemaCheckedOnce:
+    """jsonschema as nbgrader's metadata validator uses it (its one call, `validate`), with each
+    schema checked once: jsonschema.validate checks the schema itself on every call, about 1 ms,
+    and nbgrader validates every graded cell of every notebook against the one schema it has."""
+
+    def __init__(self, jsonschema: Any) -> None:
+        self._jsonschema = jsonschema
+        self._validators: dict[str, Any] = {}
+
+    def validate(self, instance: object, schema: dict) -> None:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._validators:
+            kind = self._jsonschema.validators.validator_for(schema)
+            kind.check_schema(schema)
+            self._validators[key] = kind(schema)
+        # As jsonschema.validate: the most relevant error, if any.
+        error = self._jsonschema.exceptions.best_match(self._validators[key].iter_errors(instance))
+        if error is not None:
+            raise error
+
+
+def check_metadata_schema_once() -> None:
+    """nbgrader's metadata validator, its schema checked once (_SchemaCheckedOnce)."""
+    from nbgrader.nbgraderformat import common
+    if not isinstance(common.jsonschema, _SchemaCheckedOnce):  # where nbgrader's one call finds it
+        common.jsonschema = _SchemaCheckedOnce(common.jsonschema)
+
+
 def main(assignment: str, shard: str, *extra: str, report: int | None = None) -> None:
     from nbgrader.apps import NbGraderApp
     _lock_gradebook(load_course(os.getcwd()).db_url)
+    check_metadata_schema_once()
     progress.report_to(report)
     NbGraderApp.launch_instance(argv=["autograde", assignment, f"--CourseDirectory.submitted_directory={shard}",
                                       *extra])

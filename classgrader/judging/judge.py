@@ -75,6 +75,7 @@ def _called_name(node: ast.Call) -> str | None:
     return function.attr if isinstance(function, ast.Attribute) else None
 
 
+@functools.lru_cache(maxsize=256)  # routing asks for every test of every student: parse each once
 def observes_process(code: str, answers: frozenset = frozenset()) -> str | None:
     """Why a test must run in the student's process, or None when it only looks at values: it
     compares identities, looks at storage, the graph or gradients, changes how code runs in its
