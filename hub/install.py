@@ -36,6 +36,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import uv_installer  # hub/uv_installer.py: the uv release, and pip's sources as uv's flags
 from machine import CHP, OPT, STATE, fail, run, say, sudoers_file
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -137,25 +138,87 @@ def digest(paths) -> str:
     return h.hexdigest()
 
 
-def pip_install(python: Path, *args) -> None:
-    """pip, its progress shown as it goes (a first build takes minutes): one line per package."""
-    cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def root_env() -> dict[str, str]:
+    """This environment with root's own home: pip and uv read their configuration and keep their
+    caches under HOME and XDG_*, and a sudo that kept the invoking user's would have root follow
+    paths that user controls."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    return dict(env, HOME=pwd.getpwuid(os.geteuid()).pw_dir)
+
+
+def installer(cmd: list, name: str, shown: tuple[str, ...]) -> list[str]:
+    """Run an installer, its lines that start with `shown` said as progress (a first build takes
+    a while); its last lines if it failed, else []."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=root_env())
     tail: list[str] = []
     for line in proc.stdout or ():
         tail = [*tail, line.rstrip()][-30:]
-        if line.startswith(("Collecting ", "Installing collected", "Successfully installed")):
-            say(f"  pip: {line.strip()[:150]}")
-    if proc.wait() != 0:
-        fail(f"pip install failed: {' | '.join(tail)[-800:]}")
+        if line.strip().startswith(shown):
+            say(f"  {name}: {line.strip()[:150]}")
+    return tail if proc.wait() != 0 else []
+
+
+def root_only(path: Path) -> bool:
+    """Whether path (resolved) and every folder above it are root's and writable by root alone:
+    what root may run without following a path another user could change."""
+    real = path.resolve()
+    return all((st := os.stat(p)).st_uid == 0 and not st.st_mode & 0o022 for p in [real, *real.parents])
+
+
+def install_uv(home: Path) -> str:
+    """uv_installer.VERSION installed at `home` with the environment's pip (once); why not, or ""."""
+    staging = home.with_name(home.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    done = subprocess.run([VENV / "bin" / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           "--target", staging, f"uv=={uv_installer.VERSION}"],
+                          capture_output=True, text=True, env=root_env())
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        return f"pip could not install uv {uv_installer.VERSION}: {(done.stderr or done.stdout).strip()[-300:]}"
+    shutil.rmtree(home, ignore_errors=True)
+    staging.rename(home)
+    return ""
+
+
+def find_uv() -> tuple[Path | None, str]:
+    """A uv root may run: one on PATH if it is root_only, else uv_installer.VERSION, installed
+    under OPT (root's, never a user's cache). It, or None and why not."""
+    on_path = shutil.which("uv")
+    if on_path and root_only(Path(on_path)):
+        return Path(on_path).resolve(), ""
+    if on_path:
+        say(f"not running {on_path}: it or a folder above it is writable by a user other than root")
+    home = OPT / f"uv-{uv_installer.VERSION}"
+    why = "" if (home / "bin" / "uv").exists() else install_uv(home)
+    if not why and not root_only(home / "bin" / "uv"):
+        why = f"{home / 'bin' / 'uv'} or a folder above it is not root's alone"
+    return (None, why) if why else (home / "bin" / "uv", "")
+
+
+def build_with_uv(requirements: list[Path]) -> str:
+    """VENV made exactly the pins (uv pip sync) from the sources pip would use; "" when done, else
+    why uv could not be had or failed (then pip builds it)."""
+    uv, why = find_uv()
+    if uv is None:
+        return why
+    python = VENV / "bin" / "python"
+    sources = uv_installer.sources(str(python), root_env())
+    say(f"building {VENV} from requirements.txt and hub/requirements.txt with uv ({uv}), "
+        f"from pip's sources: {' '.join(sources)}")
+    # --no-config: no uv.toml of anyone's; bytecode compiled now, as pip does, since users'
+    # servers cannot write it into root's environment. The cache is root's (root_env).
+    failed = installer([uv, "--no-config", "pip", "sync", "--python", python, "--compile-bytecode",
+                        *sources, *requirements],
+                       "uv", ("Resolved ", "Prepared ", "Uninstalled ", "Installed ", "Bytecode "))
+    return f"uv failed: {' | '.join(failed)[-300:]}" if failed else ""
 
 
 def environment(python_base: Path, version: tuple[int, ...]) -> None:
     """VENV with the pinned packages and a copy of the course's code; rebuilt when either changes."""
     sources = sorted(p for pkg in (*PACKAGES, LAB_SERVER) for p in (CHECKOUT / pkg).rglob("*") if p.is_file()
                      and "__pycache__" not in p.parts)
-    pins = [CHECKOUT / "requirements.txt", CHECKOUT / "hub" / "requirements.txt", CHECKOUT / "pyproject.toml"]
-    want_pins, want_code = digest(pins), digest(sources)
+    requirements = [CHECKOUT / "requirements.txt", CHECKOUT / "hub" / "requirements.txt"]
+    want_pins, want_code = digest([*requirements, CHECKOUT / "pyproject.toml"]), digest(sources)
     stamp = VENV / ".course-hub.json"
     python = interpreter(python_base, version)
     if (VENV / "bin" / "python").resolve() != python.resolve():  # missing, or made from another Python
@@ -164,10 +227,15 @@ def environment(python_base: Path, version: tuple[int, ...]) -> None:
         say(f"making {VENV} with Python {'.'.join(map(str, version))}")
         run(python, "-m", "venv", VENV)
     have = json.loads(stamp.read_text()) if stamp.exists() else {}
-    if have.get("pins") != want_pins:
-        say(f"building {VENV} from requirements.txt and hub/requirements.txt (a few minutes, once)")
-        pip_install(VENV / "bin" / "python", "-r", CHECKOUT / "requirements.txt",
-                    "-r", CHECKOUT / "hub" / "requirements.txt")
+    if have.get("pins") != want_pins and (why := build_with_uv(requirements)):
+        say(f"{why}; building {VENV} from requirements.txt and hub/requirements.txt with pip instead "
+            "(a few minutes, once)")
+        # --no-deps: the requirements are the whole environment, as uv's sync takes them.
+        failed = installer([VENV / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check",
+                            "--progress-bar", "off", "--no-deps", *(a for r in requirements for a in ("-r", r))],
+                           "pip", ("Collecting ", "Installing collected", "Successfully installed"))
+        if failed:
+            fail(f"pip install failed: {' | '.join(failed)[-800:]}")
     if have.get("pins") != want_pins or have.get("code") != want_code:
         # A copy, not the checkout (users' servers must not need to read it, it holds the
         # solutions), with every file (templates, vendored scripts), found through a .pth file as

@@ -2,11 +2,18 @@
 python3 first on PATH), refuses in one line, exit 2, before making any user, folder or environment,
 when a student could read the checkout's solutions, when a port it needs is taken, and when the
 only Python at hand is older than the pins allow. On small checkouts made here (the ./course script
-and its checks, hub/, two assignments), never this tree. Needs root (skipped without, saying why)."""
+and its checks, hub/, two assignments), never this tree. Needs root (skipped without, saying why).
+
+Then the hub's environment, in folders root alone may write: built with uv, exactly the pins; uv
+taken only from where root alone could have put it (never a path another user may change); pip
+building it when uv cannot be installed or fails, saying so in one line."""
 import os
+import pwd
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -96,9 +103,7 @@ def test_a_python_older_than_the_pins_is_refused_before_anything_is_made(tmp_pat
 
 
 def test_with_a_venv_its_python_is_chosen_over_debians(tmp_path):
-    import sys
-    sys.path.insert(0, str(ROOT / "hub"))
-    import install
+    install = hub_install()
     prefix, version = install.describe(ROOT / ".venv" / "bin" / "python")
     if version < install.OLDEST_PYTHON:
         pytest.skip(".venv's Python is older than the pins")
@@ -108,3 +113,124 @@ def test_with_a_venv_its_python_is_chosen_over_debians(tmp_path):
              "print(*install.choose_python(), sep='|')")
     done = subprocess.run(["/usr/bin/python3", "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == f"{prefix}|{version}", done.stdout + done.stderr
+
+
+# ---- the hub's environment: uv, which uv root may run, and pip when uv fails ----
+
+def hub_install():
+    sys.path.insert(0, str(ROOT / "hub"))
+    import install
+    return install
+
+
+@pytest.fixture
+def root_dir():
+    """A folder root alone may write, as /opt/pytorch-course is (pytest's tmp_path is under /tmp,
+    which everyone may write)."""
+    top = Path(tempfile.mkdtemp(prefix="pthub-uv-", dir="/opt"))
+    os.chmod(top, 0o755)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def script(path: Path, text: str, mode: int = 0o755) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{text}\n")
+    os.chmod(path, mode)
+    return path
+
+
+def test_root_runs_only_what_root_alone_may_change(root_dir, tmp_path):
+    install = hub_install()
+    mine = script(root_dir / "bin" / "uv", "exit 0")
+    assert install.root_only(mine)
+    for mode in (0o775, 0o757):  # group- or other-writable
+        os.chmod(mine, mode)
+        assert not install.root_only(mine), oct(mode)
+    os.chmod(mine, 0o755)
+    os.chown(mine, pwd.getpwnam("nobody").pw_uid, -1)
+    assert not install.root_only(mine), "a file another user owns"
+    os.chown(mine, 0, -1)
+    os.chmod(root_dir / "bin", 0o775)
+    assert not install.root_only(mine), "a folder above it that others may write"
+    os.chmod(root_dir / "bin", 0o755)
+    link = root_dir / "link-to-tmp"
+    link.symlink_to(script(tmp_path / "uv", "exit 0"))  # under /tmp: anyone may replace it
+    assert install.root_only(mine) and not install.root_only(link)
+
+
+def test_a_uv_on_path_that_is_not_roots_alone_is_passed_over(root_dir, monkeypatch, capsys):
+    install = hub_install()
+    theirs = script(root_dir / "theirs" / "uv", "exit 0", mode=0o777)
+    ours = script(root_dir / f"uv-{install.uv_installer.VERSION}" / "bin" / "uv", "exit 0")
+    monkeypatch.setattr(install, "OPT", root_dir)
+    monkeypatch.setenv("PATH", f"{theirs.parent}:/usr/bin:/bin")
+    assert install.find_uv() == (ours, "")
+    assert f"not running {theirs}" in capsys.readouterr().out
+    os.chmod(theirs, 0o755)
+    assert install.find_uv() == (theirs, ""), "root's own uv on PATH is used"
+
+
+def test_a_uv_root_cannot_install_says_why(root_dir, monkeypatch):
+    install = hub_install()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", root_dir / "venv"], check=True, timeout=60)
+    monkeypatch.setattr(install, "OPT", root_dir)
+    monkeypatch.setattr(install, "VENV", root_dir / "venv")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    uv, why = install.find_uv()
+    assert uv is None and why.startswith(f"pip could not install uv {install.uv_installer.VERSION}: "), why
+    assert not list(root_dir.glob("uv-*")), "a failed install left its folder"
+
+
+def small_checkout(root: Path) -> Path:
+    """A checkout whose pins are one small package (six, as pip finds it here), with utils/."""
+    checkout = root / "checkout"
+    (checkout / "hub").mkdir(parents=True)
+    (checkout / "utils").mkdir()
+    (checkout / "utils" / "__init__.py").write_text("")
+    (checkout / "requirements.txt").write_text("six==1.16.0\n")
+    (checkout / "hub" / "requirements.txt").write_text("")
+    (checkout / "pyproject.toml").write_text("")
+    return checkout
+
+
+def build(install, root_dir: Path, monkeypatch, path: str) -> str:
+    """environment() in root_dir for small_checkout, with PATH as given; what it said."""
+    monkeypatch.setattr(install, "OPT", root_dir)
+    monkeypatch.setattr(install, "VENV", root_dir / "venv")
+    monkeypatch.setattr(install, "CHECKOUT", small_checkout(root_dir))
+    monkeypatch.setattr(install, "interpreter", lambda base, version: Path(sys.base_prefix, "bin", "python3.11"))
+    monkeypatch.setenv("PATH", path)
+    install.environment(Path(sys.base_prefix), tuple(sys.version_info[:3]))
+    done = subprocess.run([root_dir / "venv" / "bin" / "python", "-c", "import six; print(six.__version__)"],
+                          capture_output=True, text=True)
+    assert done.stdout.strip() == "1.16.0", done.stderr
+    return done.stdout
+
+
+def test_when_uv_fails_pip_builds_the_environment_saying_so_in_one_line(root_dir, monkeypatch, capsys, covered):
+    install = hub_install()
+    failing = script(root_dir / "bin" / "uv", "echo 'error: no route to the index' >&2; exit 2")
+    build(install, root_dir, monkeypatch, f"{failing.parent}:/usr/bin:/bin")
+    said = [line for line in capsys.readouterr().out.splitlines() if "uv failed" in line]
+    assert len(said) == 1 and "no route to the index" in said[0] and "with pip instead" in said[0], said
+    covered(f"uv failing, the hub's environment is built by pip, saying so: {said[0][:160]}")
+
+
+def test_the_environment_is_built_with_uv_and_exactly_the_pins(root_dir, monkeypatch, capsys, covered):
+    install = hub_install()
+    cached = Path.home() / ".cache" / "pytorch-course" / f"uv-{install.uv_installer.VERSION}" / "bin" / "uv"
+    found = shutil.which("uv") or cached
+    if not Path(found).exists():
+        pytest.skip("no uv on this machine to copy (./course setup installs one)")
+    ours = root_dir / f"uv-{install.uv_installer.VERSION}" / "bin" / "uv"
+    ours.parent.mkdir(parents=True)
+    shutil.copy(found, ours)
+    build(install, root_dir, monkeypatch, "/usr/bin:/bin")
+    said = capsys.readouterr().out
+    assert f"with uv ({ours})" in said and "with pip instead" not in said and "  pip: " not in said, said
+    listed = subprocess.run([ours, "pip", "freeze", "--python", root_dir / "venv" / "bin" / "python"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    listed = [p for p in listed if not p.startswith(("pip==", "setuptools=="))]  # the venv's own, which sync keeps
+    assert listed == ["six==1.16.0"], listed
+    covered(f"the hub's environment built with root's uv, exactly the pins: {listed}")
