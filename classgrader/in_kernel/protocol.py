@@ -196,6 +196,8 @@ def _check(hint: Any) -> Check:
         return lambda value: True
     if origin is Literal:
         return lambda value: type(value) is str and value in arguments
+    if typing.is_typeddict(hint):  # a message within a message (the class run's records hold flags)
+        return lambda value: _conforms(hint, value)
     if origin in (types.UnionType, typing.Union):
         options = [_check(option) for option in arguments]
         return lambda value: any(option(value) for option in options)
@@ -237,6 +239,14 @@ def conforming(kind: type[Message], data: object) -> Message:
         if not check(value):
             raise Malformed(f"a {kind.__name__}'s {field} is not a {hint}")
     return typing.cast(Message, data)
+
+
+def _conforms(kind: type[Message], data: object) -> bool:
+    try:
+        conforming(kind, data)
+    except Malformed:
+        return False
+    return True
 
 
 def request(data: object) -> Request:
