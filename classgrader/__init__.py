@@ -53,23 +53,26 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |  flags.SaveFlags: flagged cells "needs manual grade" in the gradebook,
       |     and the flags and device to progress.note_flags (same process)
       |  pre/post-convert hooks progress.before/after: JSON lines on the worker's pipe
-      v        {"started"}, {"preparing"}/{"prepared"}, {"student", "seconds", "flags", "device"}
+      v        Started, Preparing/Prepared, Graded (student, seconds, flags, device): records.py
     class run again
          reads the pipes, prints a line per student, records runtime/grading/ID/done/STUDENT.json
-         (the student's files' digest, so a rerun skips them, their flags, seconds and device),
-         and finally writes runtime/flags.csv from every assignment's done/ records. A worker
-         that dies, or that its watchdog ends, costs only the student it was grading: graded
-         again alone, then marked failed with the reason; the rest go to new shards.
+         (records.py's GradedRecord or FailedRecord: the student's files' digest, so a rerun skips
+         them, their flags, seconds and device), and finally writes runtime/flags.csv from every
+         assignment's done/ records. A worker that dies, that its watchdog ends, or that sends a
+         line records.py refuses, costs only the student it was grading: graded again alone,
+         then marked failed with the reason; the rest go to new shards. A done record refused is
+         no verdict: its student is graded again.
 
 Who runs what, as folders: cli.py and arguments.py (the command table, run by ./course);
 commands/ (generate, report, export, bundle and the nbgrader steps they use); class_run/ (the
 class run, its grade workers, triage, the reading of the student's code, flags, outcomes,
-progress); judging/ (in each worker: the execute step, the grader's own run of the solution
-(reference_run.py), the judge, the re-checks); kernels/ (the zygote, relays, kept kernels,
-sandbox, cgroups, accelerators); in_kernel/ (what a student's kernel imports, and all of
-classgrader it can see: the audit, the answer server, protocol.py with every wire's messages,
-which both ends import, the one walker over nested data, the kernel halves of identity and
-autograd, the bounds on what crosses).
+progress, records.py with its own wires' lines and records); judging/ (in each worker: the
+execute step, the grader's own run of the solution (reference_run.py), the judge, the
+re-checks); kernels/ (the zygote, relays, kept kernels, sandbox, cgroups, accelerators);
+in_kernel/ (what a student's kernel imports, and all of classgrader it can see: the audit, the
+answer server, protocol.py with every message between grader and kernel, which both ends
+import, and the one check of every wire's, the one walker over nested data, the kernel halves
+of identity and autograd, the bounds on what crosses).
 
 Nothing in this wing is imported by `autograder/` or `utils/` (tests/test_layout.py).
 """

@@ -15,7 +15,6 @@
 """
 import csv
 import hashlib
-import json
 import os
 import select
 import shutil
@@ -24,7 +23,7 @@ import sys
 import time
 
 from classgrader import time_limits
-from classgrader.class_run import staging
+from classgrader.class_run import records, staging
 from classgrader.commands.course import grader_digest, load_course
 from classgrader.kernels.kernel_zygote import Zygote
 
@@ -118,11 +117,6 @@ def folder_digest(folder: str, version: str) -> str:
     return digest.hexdigest()
 
 
-def read_json(path: str):
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
 def write_atomically(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w") as handle:
@@ -171,8 +165,7 @@ class ClassRun:
             # A submission folder (or student folder) that is a link is never entered.
             whole = staging.refusal(os.path.dirname(folder), student) or staging.refusal(folder, self.assignment)
             key = hashlib.sha256((version + whole).encode()).hexdigest() if whole else folder_digest(folder, version)
-            done = self.done_path(student)
-            if not self.force and os.path.exists(done) and read_json(done)["key"] == key:
+            if not self.force and self._graded_key(student) == key:
                 continue
             broken, flags = (dict.fromkeys(self.expected, whole), [whole]) if whole else triage(folder, self.expected)
             pending[student] = {"key": key, "flags": flags, "folder": None if whole else folder, "broken": broken}
@@ -191,6 +184,16 @@ class ClassRun:
                 staging.write_new(os.path.join(target, name), staging.read_bytes(origin))
             self._forget_attempt(student)
         return pending
+
+    def _graded_key(self, student: str) -> str | None:
+        """What the student's done record says was graded; None without one, and for a record
+        that does not conform (said here): the student is graded again, as if it had none."""
+        try:
+            record = records.read_done(self.done_path(student))
+        except records.Malformed as error:
+            self.out.write(f"  {student}: {error}; graded again\n")
+            return None
+        return record["key"] if record else None
 
     def _forget_attempt(self, student: str) -> None:
         """A half-finished earlier attempt must not be taken for a finished one."""
@@ -260,25 +263,28 @@ class ClassRun:
 
     def _mark_failed(self, student: str, info: dict, why: str) -> None:
         """A verdict for a student whose grading cannot finish: a flag with the reason."""
-        flags = [{"item": None, "reason": reason} for reason in info["flags"]]
-        flags.append({"item": None, "reason": f"not graded: {why}; review by hand, or run again with --force"})
-        write_atomically(self.done_path(student), json.dumps({"key": info["key"], "flags": flags, "failed": why}))
+        flags = [records.flag(None, reason) for reason in info["flags"]]
+        flags.append(records.flag(None, f"not graded: {why}; review by hand, or run again with --force"))
+        write_atomically(self.done_path(student), records.done_json(records.failed_record(info["key"], flags, why)))
         self.out.write(f"\r\033[K  {student:<32} NOT GRADED: {why[:90]}\n")
 
     def _run_workers(self, shards, left):
         from classgrader.class_run import grade_worker
         pipes = {}  # read end -> worker pid; each worker reports on a pipe of its own
         memory = {}  # read end -> the worker's memory limit (a cgroup.MemoryLimit), where there is one
+        logs = {}  # read end -> the worker's log
         for n, shard in enumerate(shards):
             read, write = os.pipe()
             memory[read] = self._memory_limit()
-            pid = grade_worker.start(self.assignment, shard, write, os.path.join(self.work, f"worker-{n}.log"),
+            logs[read] = os.path.join(self.work, f"worker-{n}.log")
+            pid = grade_worker.start(self.assignment, shard, write, logs[read],
                                      self.zygote.socket_path, memory[read] or self.worker_memory)
             os.close(write)  # the worker holds the only write end: its end is the pipe's end
             pipes[read] = pid
         pending = dict.fromkeys(pipes, b"")
         grading = {}  # read end -> (student, when its grading started)
         died = {}  # student -> why: the student a worker was grading when it died
+        refused = set()  # read ends of workers stopped for a line refused: nothing more of theirs is read
         while pipes:
             ready, _, _ = select.select(list(pipes), [], [], 0.5)
             for read in ready:
@@ -291,18 +297,17 @@ class ClassRun:
                     if student in left and student not in died:
                         died[student] = f"its grading worker ended ({how}) while grading it"
                     continue
+                if read in refused:
+                    continue
                 *lines, pending[read] = (pending[read] + chunk).split(b"\n")
                 for line in lines:
-                    event = json.loads(line)
-                    if "started" in event or "prepared" in event:  # a student's clock starts (again)
-                        grading[read] = (event.get("started", grading.get(read, (None,))[0]), time.monotonic())
-                        continue
-                    if "preparing" in event:  # the grader's own run of the solution: a longer clock
-                        student = grading.get(read, (None,))[0]
-                        grading[read] = (student, time.monotonic() + time_limits.PREPARING * self.student_seconds)
-                        continue
-                    grading.pop(read, None)
-                    self._finished(event["student"], left.pop(event["student"], None), event)
+                    try:
+                        event = records.read_progress(line)
+                    except records.Malformed as error:
+                        self._refuse(read, pipes[read], logs[read], error, grading, died)
+                        refused.add(read)
+                        break
+                    self._take(read, event, grading, left)
             for read, (student, since) in list(grading.items()):
                 if time.monotonic() - since > self.student_seconds and read in pipes:
                     # The watchdog: whatever holds this worker (a stall in the grader's own process),
@@ -321,12 +326,35 @@ class ClassRun:
                 raise ZygoteGone(self.zygote.failed())
         return died
 
-    def _finished(self, student, info, event):
+    def _take(self, read: int, event: records.Progress, grading: dict, left: dict) -> None:
+        """One line of a worker's: a student's clock, or a student graded."""
+        student = grading.get(read, (None,))[0]
+        if event["kind"] == "started":
+            grading[read] = (event["student"], time.monotonic())
+        elif event["kind"] == "prepared":  # the student's clock starts again
+            grading[read] = (student, time.monotonic())
+        elif event["kind"] == "preparing":  # the grader's own run of the solution: a longer clock
+            grading[read] = (student, time.monotonic() + time_limits.PREPARING * self.student_seconds)
+        else:
+            grading.pop(read, None)
+            self._finished(event["student"], left.pop(event["student"], None), event)
+
+    def _refuse(self, read: int, pid: int, log: str, error: records.Malformed, grading: dict, died: dict) -> None:
+        """A line the worker should not have sent: none of it is taken, the worker is stopped,
+        and the student it was grading counts as its cause, as with a worker that dies."""
+        student = grading.get(read, (None,))[0]
+        if student is not None and student not in died:
+            died[student] = f"its grading worker sent a line the class run refuses ({error}; see {log})"
+        grading[read] = (student, float("inf"))  # no watchdog for a worker already stopped
+        os.kill(pid, signal.SIGKILL)
+        self.out.write(f"\r\033[K  {log}: {error}; its worker is stopped\n")
+
+    def _finished(self, student: str, info: dict | None, event: records.Graded) -> None:
         if info is None:
             return
-        flags = [{"item": None, "reason": reason} for reason in info["flags"]] + event["flags"]
-        record = {"key": info["key"], "flags": flags, "seconds": event["seconds"], "device": event.get("device")}
-        write_atomically(self.done_path(student), json.dumps(record))
+        flags = [records.flag(None, reason) for reason in info["flags"]] + event["flags"]
+        record = records.graded_record(info["key"], flags, event["seconds"], event["device"])
+        write_atomically(self.done_path(student), records.done_json(record))
         self.graded += 1
         mark = f"flagged: {flags[0]['reason'][:90]}" if flags else "ok"
         self.out.write(f"\r\033[K  {student:<32} graded in {event['seconds']:5.1f} s  {mark}\n")
@@ -377,10 +405,16 @@ def write_flags_csv(root: str, course) -> str:
     grading = os.path.join(root, "runtime", "grading")
     for assignment in sorted(os.listdir(grading)) if os.path.isdir(grading) else []:
         done = os.path.join(grading, assignment, "done")
-        for name in sorted(os.listdir(done)) if os.path.isdir(done) else []:
-            record = read_json(os.path.join(done, name))
-            rows.extend([assignment, name.removesuffix(".json"), flag["item"] or "", flag["reason"],
-                         record.get("device") or ""] for flag in record["flags"])
+        found, refused = records.read_done_folder(done)
+        for student in sorted(found.keys() | refused.keys()):
+            if student in refused:  # no verdict: the student is to be graded again
+                rows.append([assignment, student, "", f"{refused[student]}: ./course autograde {assignment} "
+                                                      "grades it again", ""])
+                continue
+            record = found[student]
+            device = record["device"] if record["kind"] == "graded" else None
+            rows.extend([assignment, student, flag["item"] or "", flag["reason"], device or ""]
+                        for flag in record["flags"])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w", newline="") as handle:
         writer = csv.writer(handle)

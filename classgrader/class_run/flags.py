@@ -16,7 +16,7 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from classgrader.class_run import code_scan, progress
+from classgrader.class_run import code_scan, progress, records
 
 
 def _grade_id(cell):
@@ -80,6 +80,6 @@ class SaveFlags(NbGraderPreprocessor):
                 if any(gid in (None, grade.name) for gid, _ in flags):
                     grade.needs_manual_grade = True
             gradebook.db.commit()
-        progress.note_flags(info["student"], [{"item": gid, "reason": reason} for gid, reason in flags],
+        progress.note_flags(info["student"], [records.flag(gid, reason) for gid, reason in flags],
                             resources.pop("course_device", None))
         return nb, resources

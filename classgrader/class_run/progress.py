@@ -2,16 +2,18 @@
 
 nbgrader calls `before` and `after` around each student (its pre/post convert hooks, set in
 nbgrader_config.py); `flags.SaveFlags` calls `note_flags` in between, in the same worker
-process. `before` writes one JSON line, {"started"}, and `after` one, {"student", "seconds",
-"flags"}, to the pipe the class run gave the worker (`report_to`). Outside a class run no pipe
+process. `before` writes one line, Started, and `after` one, Graded (with the student's flags,
+seconds and device), to the pipe the class run gave the worker (`report_to`); the lines' kinds
+and encoding are records.py's, which the class run reads them with. Outside a class run no pipe
 is set and nothing is written."""
-import json
 import os
 import time
 
+from classgrader.class_run import records
+
 _state: dict[str, int | None] = {"fd": None}
 _started: dict[str, float] = {}
-_flags: dict[str, list[dict]] = {}
+_flags: dict[str, list[records.Flag]] = {}
 _devices: dict[str, str] = {}
 
 
@@ -26,7 +28,7 @@ def _student(notebooks) -> str:
     return os.path.basename(os.path.dirname(os.path.dirname(notebooks[0])))
 
 
-def note_flags(student: str, flags: list[dict], device: str | None = None) -> None:
+def note_flags(student: str, flags: list[records.Flag], device: str | None = None) -> None:
     """Flags found while grading one of `student`'s notebooks, and the device its tests ran
     on, sent with their line."""
     _flags.setdefault(student, []).extend(flags)
@@ -38,27 +40,26 @@ def before(assignment, student, notebooks):
     student = _student(notebooks)
     _started[student] = time.perf_counter()
     _flags.pop(student, None)
-    _send({"started": student})  # should this worker die now, the class run knows whose grading did it
+    _send(records.started(student))  # should this worker die now, the class run knows whose grading did it
 
 
 def preparing(what: str) -> None:
     """The grader's own work before a student's grading can be timed (its run of the solution,
     once per worker): the class run's watchdog gives it a clock of its own."""
-    _send({"preparing": what})
+    _send(records.preparing(what))
 
 
 def prepared() -> None:
     """The grader's own work is done: the student's clock starts again from here."""
-    _send({"prepared": True})
+    _send(records.prepared())
 
 
-def _send(event: dict) -> None:
+def _send(event: records.Progress) -> None:
     if _state["fd"] is not None:
-        os.write(_state["fd"], (json.dumps(event) + "\n").encode())  # one write: lines never interleave
+        os.write(_state["fd"], records.progress_line(event))  # one write: lines never interleave
 
 
 def after(assignment, student, notebooks):
     student = _student(notebooks)
     seconds = time.perf_counter() - _started.pop(student, time.perf_counter())
-    _send({"student": student, "seconds": seconds, "flags": _flags.pop(student, []),
-           "device": _devices.pop(student, None)})
+    _send(records.graded(student, seconds, _flags.pop(student, []), _devices.pop(student, None)))

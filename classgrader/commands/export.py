@@ -6,23 +6,27 @@ ExportApp.plugin_class) writes the same file and then leaves the score columns e
 those rows; a submission that scored 0 keeps its 0.0."""
 import csv
 import os
+import sys
 
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
+
+from classgrader.class_run.records import Malformed, read_done
 
 SCORE_COLUMNS = ("raw_score", "late_submission_penalty", "score")
 
 
 def graded_on(grading: str, assignment: str, student: str) -> str:
     """The device a student's tests of `assignment` ran on, as the class run recorded it in
-    `grading`/ID/done/STUDENT.json (runtime/grading), or "" when it recorded none."""
-    import json
+    `grading`/ID/done/STUDENT.json (runtime/grading), or "" when it recorded none, or a record
+    that does not conform (said on stderr)."""
     path = os.path.join(grading, os.path.basename(assignment), "done", f"{os.path.basename(student)}.json")
     try:
-        with open(path) as handle:
-            return str(json.load(handle).get("device") or "")
-    except (OSError, ValueError, AttributeError):
+        record = read_done(path)
+    except Malformed as error:
+        print(f"./course export: {error}; its graded_on is left empty", file=sys.stderr)
         return ""
+    return (record["device"] or "") if record and record["kind"] == "graded" else ""
 
 
 def blank_missing(path: str, submitted: set[tuple[str, str]], grading: str | None = None) -> None:

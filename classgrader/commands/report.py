@@ -24,6 +24,7 @@ import types
 from collections import Counter
 
 from classgrader import arguments
+from classgrader.class_run.records import read_done_folder
 from classgrader.commands import similarity
 
 GRADING = arguments.GRADING
@@ -53,15 +54,16 @@ def _json_files(folder: str) -> dict[str, dict]:
 
 
 def load(root: str, assignment: str) -> dict:
-    """The records of one assignment: outcomes and done records by student, and the students
-    a worker's death sent to another try in the latest class run (the shards of its later
-    rounds; a done record may also say "retried": true)."""
+    """The records of one assignment: outcomes and done records by student, why each done
+    record refused was refused (records.read_done_folder), and the students a worker's death
+    sent to another try in the latest class run (the shards of its later rounds)."""
     work = os.path.join(root, GRADING, assignment)
     shards = os.path.join(work, "shards")
     again = glob.glob(os.path.join(shards, "retry", "*")) + glob.glob(os.path.join(shards, "round-*", "*", "*"))
+    done, refused = read_done_folder(os.path.join(work, "done"))
     return {"assignment": assignment,
             "outcomes": _json_files(os.path.join(work, "outcomes")),
-            "done": _json_files(os.path.join(work, "done")),
+            "done": done, "refused": refused,
             "retried": sorted({os.path.basename(path) for path in again if os.path.isdir(path)})}
 
 
@@ -81,7 +83,8 @@ def summarize(records: dict, below: float = BELOW) -> dict:
     return {"assignment": records["assignment"], "class_size": len(students), "below": below,
             "totals": totals, "items": [_item_figures(info) for info in items.values()],
             "misconceptions": _misconceptions(students, named),
-            "look": _to_look_at(students, totals, records["done"], below), "grading": _grading(records, students)}
+            "look": _to_look_at(students, totals, records["done"], records["refused"], below),
+            "grading": _grading(records, students)}
 
 
 def _collect(records: dict) -> tuple[dict, dict, dict]:
@@ -104,7 +107,7 @@ def _collect(records: dict) -> tuple[dict, dict, dict]:
                     item["kinds"][entry["category"]] += 1
                 mine.append(entry)
         if student in records["done"]:  # the class run's record has every flag, the triage's too
-            flags = [flag["reason"] for flag in records["done"][student].get("flags", [])]
+            flags = [flag["reason"] for flag in records["done"][student]["flags"]]
         else:
             flags = [f for graded in notebooks.values() for f in graded.get("flags", [])] + \
                     [entry["flag"] for entry in mine if entry.get("flag")]
@@ -138,12 +141,14 @@ def _misconceptions(students: dict, named: dict) -> list[dict]:
             for key, hit in sorted(hits.items(), key=lambda pair: (-len(pair[1]["students"]), pair[0]))]
 
 
-def _to_look_at(students: dict, totals: dict, done: dict, below: float) -> list[dict]:
-    """Flagged, answered nothing, raised on every item, below the threshold, or not graded;
-    lowest score first."""
+def _to_look_at(students: dict, totals: dict, done: dict, refused: dict[str, str], below: float) -> list[dict]:
+    """Flagged, answered nothing, raised on every item, below the threshold, not graded, or
+    whose done record was refused (no verdict of the class run's); lowest score first."""
     look = []
     for student, info in students.items():
         reasons = [f"flagged: {reason}" for reason in info["flags"]]
+        if student in refused:
+            reasons.append(f"no verdict: {refused[student]}")
         kinds = {entry.get("category") for entry in info["entries"]}
         if info["entries"] and None not in kinds:  # no item scored full marks
             if kinds == {"no answer"}:
@@ -156,23 +161,27 @@ def _to_look_at(students: dict, totals: dict, done: dict, below: float) -> list[
         if reasons:
             look.append({"student": student, "reasons": reasons, **total})
     for student, record in sorted(done.items()):
-        if record.get("failed") and student not in students:  # the class run gave up on it
-            look.append({"student": student, "reasons": [f"not graded: {record['failed']}"],
+        if record["kind"] == "failed" and student not in students:  # the class run gave up on it
+            look.append({"student": student, "reasons": [f"not graded: {record['why']}"],
+                         "score": 0.0, "max": 0.0, "percent": 0.0})
+    for student, why in sorted(refused.items()):
+        if student not in students:
+            look.append({"student": student, "reasons": [f"no verdict: {why}"],
                          "score": 0.0, "max": 0.0, "percent": 0.0})
     return sorted(look, key=lambda row: (row["percent"], row["student"]))
 
 
 def _grading(records: dict, students: dict) -> dict:
     done = records["done"]
-    seconds = [d["seconds"] for d in done.values() if isinstance(d.get("seconds"), (int, float))]
-    devices = Counter(d["device"] for d in done.values() if d.get("device"))
+    seconds = [d["seconds"] for d in done.values() if d["kind"] == "graded"]
+    devices = Counter(d["device"] for d in done.values() if d["kind"] == "graded" and d["device"])
     if not devices:  # what the notebooks printed, where the class run recorded none
         devices = Counter(g["device"] for r in records["outcomes"].values()
                           for g in (r.get("notebooks") or {}).values() if g.get("device"))
     restarted = sorted(s for s, info in students.items()
                        if any(e.get("category") == "timeout/crash" for e in info["entries"]))
-    retried = sorted(set(records["retried"]) | {s for s, d in done.items() if d.get("retried")})
-    failed = sorted(s for s, d in done.items() if d.get("failed"))
+    retried = sorted(records["retried"])
+    failed = sorted(s for s, d in done.items() if d["kind"] == "failed")
     return {"graded": len(students), "seconds": seconds, "devices": dict(devices), "retried": retried,
             "restarted": restarted, "failed": failed}
 

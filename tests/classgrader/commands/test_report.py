@@ -5,7 +5,6 @@ report's figures checked against what was put in; a class where nobody answered 
 students in seconds; the command's arguments. One test grades a small real class with
 `./course autograde` (real nbgrader, real kernels) and checks that the page names each
 misconception for exactly the students who hold it."""
-import json
 import re
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from traitlets.config import Config
 
 from autograder import check_answer, check_tensor
 from autograder.misconceptions import pitfall_message
+from classgrader.class_run import records
 from classgrader.class_run.outcomes import RecordOutcomes
 from classgrader.commands import report
 from coursekit import ROOT, build_submission, make_course, read_notebook, run_module, tool_env, write_notebook
@@ -97,14 +97,13 @@ def synthetic_class(root: Path) -> Path:
     for n, (student, failures) in enumerate(CLASS.items()):
         flags = [("q5_same_after_rounding_tests", HAL_FLAG)] if student == "hal" else []
         record(root, student, failures, flags)
-        done = {"key": "k", "flags": [{"item": gid, "reason": reason} for gid, reason in flags],
-                "seconds": 1.0 + n / 2, "device": "cpu"}
+        done = records.graded_record("k", [records.flag(gid, reason) for gid, reason in flags], 1.0 + n / 2, "cpu")
         (work / "done").mkdir(parents=True, exist_ok=True)
-        (work / "done" / f"{student}.json").write_text(json.dumps(done))
+        (work / "done" / f"{student}.json").write_text(records.done_json(done))
     # ivy's worker died: graded again in a later round; jo's grading died twice: not graded.
     (work / "shards" / "round-1" / "retry-0" / "ivy").mkdir(parents=True)
     (work / "shards" / "round-2" / "alone-jo" / "jo").mkdir(parents=True)
-    (work / "done" / "jo.json").write_text(json.dumps({"key": "k", "flags": [], "failed": JO_FAILED}))
+    (work / "done" / "jo.json").write_text(records.done_json(records.failed_record("k", [], JO_FAILED)))
     return root
 
 
@@ -164,6 +163,20 @@ def test_a_higher_threshold_adds_students(tmp_path):
     root = synthetic_class(tmp_path)
     summary = report.summarize(report.load(str(root), ASSIGNMENT), below=70)
     assert {row["student"] for row in summary["look"]} == {"eve", "gus", "hal", "jo", "cal", "dan", "fay", "ivy"}
+
+
+def test_a_refused_done_record_is_a_student_to_look_at(tmp_path):
+    """A done record that does not conform is no verdict: its student is listed with the file's
+    refusal, whether grading recorded outcomes for it (ada) or not (zed)."""
+    root = synthetic_class(tmp_path)
+    done = root / "runtime" / "grading" / ASSIGNMENT / "done"
+    (done / "ada.json").write_text('{"key": "k", "flags": [], "seconds": 1.0, "device": "cpu"}')
+    (done / "zed.json").write_text('{"kind": "graded"')
+    summary = report.summarize(report.load(str(root), ASSIGNMENT))
+    look = {row["student"]: row["reasons"] for row in summary["look"]}
+    assert look["ada"] == [f"no verdict: done record {done / 'ada.json'} refused: no such done record: kind None"]
+    assert look["zed"][0].startswith(f"no verdict: done record {done / 'zed.json'} refused")
+    assert summary["grading"]["seconds"] == [1.0 + n / 2 for n in range(1, 9)]  # ada's is not counted
 
 
 def test_the_page_is_self_contained_and_shows_the_figures(summary):
