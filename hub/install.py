@@ -281,16 +281,22 @@ def ensure_user(name: str, made: list, passwords: dict) -> None:
 
 # ---- nbgrader ----
 
-def course_id() -> str:
-    code = ("from traitlets.config.loader import PyFileConfigLoader as L; "
-            f"print(L('nbgrader_config.py', path={str(CHECKOUT)!r}).load_config().CourseDirectory.course_id)")
-    return run(VENV / "bin" / "python", "-c", code, cwd=CHECKOUT).stdout.strip()
+# The course's nbgrader_config.py loads nbgrader (about 3 s): one process reads it for every user.
+SETTINGS = """import json, sys
+sys.path.insert(0, sys.argv[1])
+from traitlets.config.loader import PyFileConfigLoader
+from user_config import user_config
+course = PyFileConfigLoader("nbgrader_config.py", path=sys.argv[2]).load_config()
+print(json.dumps({"course_id": course.CourseDirectory.course_id, "student": user_config(sys.argv[3]),
+                  "instructor": user_config(sys.argv[3], sys.argv[4])}))"""
 
 
-def user_config(exchange: Path, course_root: Path | None) -> str:
-    """hub/user_config.py's text, run in the hub's environment (it needs traitlets)."""
-    args = [str(exchange)] + ([str(course_root)] if course_root else [])
-    return run(VENV / "bin" / "python", CHECKOUT / "hub" / "user_config.py", *args, cwd=CHECKOUT).stdout
+def nbgrader_settings(exchange: Path, course_root: Path) -> dict[str, str]:
+    """The course's id, and a student's and the instructor's nbgrader_config.py (hub/user_config.py),
+    read in the hub's environment (it needs traitlets), in one process."""
+    done = run(VENV / "bin" / "python", "-P", "-c", SETTINGS, CHECKOUT / "hub", CHECKOUT, exchange, course_root,
+               cwd=CHECKOUT)
+    return json.loads(done.stdout)
 
 
 def write_root_owned(path: Path, text: str, mode=0o644) -> None:
@@ -538,15 +544,15 @@ def main(argv=None, serve: bool = False) -> Path | None:
     os.chmod(exchange, 0o1777)  # anyone may create, nobody may remove what another made
 
     course_root = course_folder(args.instructor, exchange, assignments)
+    settings = nbgrader_settings(exchange, course_root)
     for name in [args.instructor, *students]:
         home = Path(pwd.getpwnam(name).pw_dir)
-        write_root_owned(home / "nbgrader_config.py",
-                         user_config(exchange, course_root if name == args.instructor else None))
+        write_root_owned(home / "nbgrader_config.py", settings["instructor" if name == args.instructor else "student"])
     roles(state, args.instructor)
     sudo_rule(args.instructor, state)
     lessons_repo = publish_lessons(state)
     write_root_owned(state / "bin" / "user_start.py", (CHECKOUT / "hub" / "user_start.py").read_text())
-    cid = course_id()
+    cid = settings["course_id"]
     record.write_text(json.dumps({
         "made": made, "folders": old["folders"], "course_id": cid, "instructor": args.instructor, "students": students,
         "ip": args.ip, "port": args.port,

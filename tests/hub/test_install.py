@@ -234,3 +234,19 @@ def test_the_environment_is_built_with_uv_and_exactly_the_pins(root_dir, monkeyp
     listed = [p for p in listed if not p.startswith(("pip==", "setuptools=="))]  # the venv's own, which sync keeps
     assert listed == ["six==1.16.0"], listed
     covered(f"the hub's environment built with root's uv, exactly the pins: {listed}")
+
+
+def test_every_users_nbgrader_settings_come_from_one_process(monkeypatch):
+    """The course's nbgrader_config.py loads nbgrader (seconds): read once for the course's id, a
+    student's and the instructor's settings, each what hub/user_config.py prints for them."""
+    install = hub_install()
+    import user_config
+    from traitlets.config.loader import PyFileConfigLoader
+    monkeypatch.setattr(install, "VENV", ROOT / ".venv")
+    runs, real_run = [], install.run
+    monkeypatch.setattr(install, "run", lambda *cmd, **kw: runs.append(cmd) or real_run(*cmd, **kw))
+    settings = install.nbgrader_settings(Path("/srv/x/exchange"), Path("/home/teacher/course"))
+    course_id = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().CourseDirectory.course_id
+    assert settings == {"course_id": course_id, "student": user_config.user_config("/srv/x/exchange"),
+                        "instructor": user_config.user_config("/srv/x/exchange", "/home/teacher/course")}
+    assert len(runs) == 1
