@@ -1,9 +1,9 @@
 """uv, the installer both of the course's environments are built with (.venv by ./course setup,
 the hub's by hub/install.py, each falling back to pip): the release both install, and the package
-sources pip is configured with, as uv's flags. uv ignores pip's configuration, and where pip finds
-the CPU torch wheel through it (find-links, file:// indexes, a constraint file), a uv install
-without them downloads about 3 GB of CUDA torch. Standard library only: ./course runs it with any
-Python 3.11 before a venv exists.
+sources pip is configured with, and the certificates it trusts, as uv's flags. uv ignores pip's
+configuration, and where pip finds the CPU torch wheel through it (find-links, file:// indexes, a
+constraint file), a uv install without them downloads about 3 GB of CUDA torch. Standard library
+only: ./course runs it with any Python 3.11 before a venv exists.
 
     python3 hub/uv_installer.py version          the uv release to install (uv==VERSION)
     python3 hub/uv_installer.py sources PYTHON   PYTHON's pip configuration as uv flags, one a line
@@ -33,7 +33,9 @@ def uv_flags(config: str) -> list[str]:
             if (key, item) not in seen:
                 seen.add((key, item))
                 flags += [FLAGS[key], item]
-    return [*flags, "--index-strategy", "unsafe-best-match"]  # as pip: the best version from any index
+    # As pip does: the best version from any index, and the system's certificates (pip's truststore;
+    # uv's own roots refuse a site's or a proxy's own authority, and sudo drops SSL_CERT_FILE).
+    return [*flags, "--index-strategy", "unsafe-best-match", "--system-certs"]
 
 
 def pip_config(python: str, env: dict[str, str] | None = None) -> str:

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "hub"))
 import uv_installer
 
 SCRIPT = ROOT / "hub" / "uv_installer.py"
-STRATEGY = ["--index-strategy", "unsafe-best-match"]
+STRATEGY = ["--index-strategy", "unsafe-best-match", "--system-certs"]
 # As `python3 -m pip config list` prints this machine's: an environment variable and two files,
 # find-links given twice, two extra indexes in one value.
 CONFIG = """:env:.cert='/etc/ssl/certs/ca-certificates.crt'
@@ -52,7 +52,7 @@ def test_a_real_pip_given_a_written_config_file_and_variables(tmp_path):
     pairs = set(zip(flags[::2], flags[1::2]))
     assert {("--find-links", "/srv/wheels"), ("--constraint", "/srv/caps.txt"),
             ("--extra-index-url", "file:///srv/a"), ("--extra-index-url", "file:///srv/b")} <= pairs, flags
-    assert flags[-2:] == STRATEGY
+    assert flags[-3:] == STRATEGY
 
 
 def test_a_python_without_pip_gives_the_strategy_alone(tmp_path):
