@@ -1,0 +1,44 @@
+"""benchmarks/cpu_by_process.py: a command's CPU time, by kind of process, children and forks included."""
+import subprocess
+import sys
+
+from coursekit import ROOT
+
+TOOL = ROOT / "benchmarks" / "cpu_by_process.py"
+
+SPIN = "import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass"
+# A parent that idles while a module runs, and a child and a fork each spin for 0.6 s of CPU.
+FAMILY = f"""
+import os, subprocess, sys, time
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+subprocess.run([sys.executable, "-m", "timeit", "-n", "1", "-r", "1", "import time; time.sleep(0.5)"])
+child = subprocess.Popen([sys.executable, "-c", "{SPIN}"])
+pid = os.fork()
+if pid == 0:
+    spin(0.6)
+    os._exit(0)
+os.waitpid(pid, 0)
+child.wait()
+"""
+
+
+def test_each_kind_of_process_gets_its_cpu_time():
+    done = subprocess.run([sys.executable, str(TOOL), "--every", "0.05", "--", sys.executable, "-c", FAMILY],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("|")[4].strip(): (float(line.split("|")[1]), int(line.split("|")[3]))
+            for line in done.stderr.splitlines() if line.startswith("| ") and "kind" not in line}
+    fork = next(kind for kind in rows if kind.startswith("(fork of) "))
+    child = next(kind for kind in rows if kind.startswith("python") and "process_time() + 0.6" in kind)
+    assert rows[fork][0] >= 0.4 and rows[child][0] >= 0.4, rows  # counted as of their last reading
+    assert "timeit" in rows, rows  # a module's kind is its name
+    assert "CPU-s in" in done.stderr.splitlines()[0]
+
+
+def test_no_command_is_one_line_and_exit_2():
+    done = subprocess.run([sys.executable, str(TOOL)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith("give the command to measure after --")
