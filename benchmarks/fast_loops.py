@@ -139,10 +139,9 @@ def main() -> int:
 
 
 def uv_version() -> str:
-    for line in (ROOT / "course").read_text().splitlines():
-        if line.startswith("uv_version="):
-            return line.split("=", 1)[1].split()[0]
-    raise RuntimeError("./course names no uv_version")
+    """The uv release ./course and the hub's set-up install: hub/uv_installer.py's, its one source."""
+    return subprocess.run([sys.executable, str(ROOT / "hub" / "uv_installer.py"), "version"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 if __name__ == "__main__":
