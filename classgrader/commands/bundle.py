@@ -11,7 +11,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-INCLUDE = ["README.md", "CHANGES.md", "docs", "course", "classgrader/cli.py", "requirements.txt", "environment.yml",
+# hub/uv_installer.py: ./course setup's uv release and package sources (without it, setup falls back to pip).
+INCLUDE = ["README.md", "CHANGES.md", "docs", "course", "classgrader/cli.py", "hub/uv_installer.py",
+           "requirements.txt", "environment.yml",
            "pyproject.toml", "nbgrader_config.py", "notebooks", "release", "utils", "autograder", "lab"]
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 DEFAULT_OUT = ROOT / "runtime" / "pytorch-course-student.zip"

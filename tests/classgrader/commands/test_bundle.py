@@ -97,6 +97,9 @@ def test_the_bundle_installs_validates_and_submits(tmp_path, covered):
         done = course_command("setup")
         assert done.returncode == 0, done.stderr[-3000:]
         assert (course / ".venv" / "bin" / "python").exists()
+        # The installer this checkout's own set-up used: a bundle missing what uv needs falls back to pip.
+        ours_installer = (ROOT / ".venv" / ".installer").read_text().strip()
+        assert (course / ".venv" / ".installer").read_text().strip() == ours_installer, done.stdout + done.stderr
         shutil.copytree(course / "release" / "01_tensors", course / "work" / "01_tensors")
         done = course_command("validate", "work/01_tensors/01_tensors.ipynb")
         assert done.returncode == 1 and "not answered yet" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
