@@ -20,6 +20,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -296,10 +297,11 @@ def _serve() -> None:
         while queue and len(running) < request["workers"]:
             job = queue.pop(0)
             read_end, write_end = os.pipe()
+            folder = tempfile.mkdtemp(prefix="mutant-")  # made and removed here, whatever the child does
             pid = os.fork()
             if pid == 0:  # the child: a private folder, no output, one job, one answer
                 os.close(read_end)
-                os.chdir(tempfile.mkdtemp(prefix="mutant-"))
+                os.chdir(folder)
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)
@@ -314,25 +316,27 @@ def _serve() -> None:
                     pipe.write(json.dumps(result))
                 os._exit(0)
             os.close(write_end)
-            running[read_end] = (pid, job, time.monotonic(), [])
+            running[read_end] = (pid, job, time.monotonic(), [], folder)
         ready, _, _ = select.select(list(running), [], [], 0.5)
         for fd in ready:
             chunk = os.read(fd, 1 << 16)
-            pid, job, started, parts = running[fd]
+            pid, job, started, parts, folder = running[fd]
             if chunk:
                 parts.append(chunk)
                 continue
             os.close(fd)
             os.waitpid(pid, 0)
+            shutil.rmtree(folder, ignore_errors=True)
             del running[fd]
             try:
                 results[job["name"]] = json.loads(b"".join(parts))
             except ValueError:
                 results[job["name"]] = {"failed": {"*": "the child died"}, "ran": [], "seconds": 0.0}
-        for fd, (pid, job, started, _) in list(running.items()):
+        for fd, (pid, job, started, _, folder) in list(running.items()):
             if time.monotonic() - started > request["timeout"]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
+                shutil.rmtree(folder, ignore_errors=True)
                 os.close(fd)
                 del running[fd]
                 results[job["name"]] = {"failed": {"*": "timed out"}, "ran": [], "seconds": request["timeout"]}

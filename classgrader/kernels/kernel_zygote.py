@@ -22,6 +22,7 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -90,11 +91,9 @@ class Zygote:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        try:
+        with contextlib.suppress(OSError):  # the zygote may have removed it already
             os.unlink(self.socket_path)
-            os.rmdir(self.dir)
-        except OSError:
-            pass
+        shutil.rmtree(self.dir, ignore_errors=True)  # this grader's own folder, nothing a student wrote
 
 
 def _become_kernel(request: protocol.KernelWanted) -> None:
