@@ -1,6 +1,8 @@
 """Where a command's CPU time goes, by kind of process: runs CMD, reads /proc for every process
 it starts (children, their children, forks) every --every seconds, and prints each kind's CPU
-seconds and process count, the total, the wall time and the machine's load. Linux only.
+seconds and process count, the total, the wall time, the machine's load and the CPU time its host
+took back (steal: on a shared virtual machine the same work can take twice the CPU seconds when
+the host is busy, so two runs compare only with it). Linux only.
 
     .venv/bin/python benchmarks/cpu_by_process.py [--every 0.2] [--top 40] -- ./course test
 
@@ -46,6 +48,13 @@ def processes() -> dict[int, tuple[int, float]]:
                 continue
             found[int(name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS)
     return found
+
+
+def stolen() -> float:
+    """CPU seconds the host has taken from this virtual machine since boot (/proc/stat's steal)."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    return int(fields[8]) / TICKS if len(fields) > 8 else 0.0
 
 
 def command_line(pid: int) -> list[str]:
@@ -94,22 +103,23 @@ def measure(command: list[str], every: float) -> tuple[dict[str, list[float]], f
     return dict(totals), time.monotonic() - start, child.returncode
 
 
-def report(totals: dict[str, list[float]], wall: float, top: int, load: tuple[float, ...]) -> str:
-    cpu = sum(seconds for seconds, _ in totals.values())
+def report(totals: dict[str, list[float]], wall: float, top: int, load: tuple[float, ...], steal: float) -> str:
+    cpu, cores = sum(seconds for seconds, _ in totals.values()), os.cpu_count() or 1
     lines = [f"{cpu:.0f} CPU-s in {sum(n for _, n in totals.values()):.0f} processes over {wall:.0f} s of wall "
-             f"({cpu / wall / (os.cpu_count() or 1):.0%} of {os.cpu_count()} cores); "
-             f"load average at the start {load[0]:.1f}, at the end {os.getloadavg()[0]:.1f}",
+             f"({cpu / wall / cores:.0%} of {cores} cores); "
+             f"load average at the start {load[0]:.1f}, at the end {os.getloadavg()[0]:.1f}; "
+             f"taken by the host (steal) {steal:.0f} s, {steal / wall / cores:.0%} of the cores' time",
              "| CPU-s | share | processes | kind |", "|---:|---:|---:|---|"]
     for label, (seconds, count) in sorted(totals.items(), key=lambda item: -item[1][0])[:top]:
-        lines.append(f"| {seconds:.1f} | {seconds / cpu:.1%} | {count:.0f} | {label} |")
+        lines.append(f"| {seconds:.1f} | {seconds / cpu if cpu else 0:.1%} | {count:.0f} | {label} |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = arguments(sys.argv[1:] if argv is None else argv)
-    load = os.getloadavg()
+    load, steal = os.getloadavg(), stolen()
     totals, wall, status = measure(args.command, args.every)
-    print(report(totals, wall, args.top, load), file=sys.stderr)
+    print(report(totals, wall, args.top, load, stolen() - steal), file=sys.stderr)
     return status
 
 

@@ -35,10 +35,18 @@ def test_each_kind_of_process_gets_its_cpu_time():
     child = next(kind for kind in rows if kind.startswith("python") and "process_time() + 0.6" in kind)
     assert rows[fork][0] >= 0.4 and rows[child][0] >= 0.4, rows  # counted as of their last reading
     assert "timeit" in rows, rows  # a module's kind is its name
-    assert "CPU-s in" in done.stderr.splitlines()[0]
+    summary = done.stderr.splitlines()[0]
+    assert "CPU-s in" in summary and "taken by the host (steal)" in summary, summary
 
 
 def test_no_command_is_one_line_and_exit_2():
     done = subprocess.run([sys.executable, str(TOOL)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].endswith("give the command to measure after --")
+
+
+def test_a_command_that_uses_no_cpu_still_gets_its_table():
+    done = subprocess.run([sys.executable, str(TOOL), "--every", "0.05", "--", "sleep", "0.3"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "| sleep |" in done.stderr or "| sleep 0.3 |" in done.stderr, done.stderr
