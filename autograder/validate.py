@@ -144,8 +144,12 @@ class Kernel:
         # ipc: Unix sockets in a private folder, no TCP port (and no warning about one).
         import tempfile
         self._folder = tempfile.mkdtemp(prefix="validate-")
+        # The notebook's own scratch folders (tempfile.mkdtemp, a checkpoint's folder) go in a /tmp
+        # of this kernel's, removed with it: a Validate leaves nothing in the machine's /tmp.
+        scratch = os.path.join(self._folder, "tmp")
+        os.mkdir(scratch)
         self.manager = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(self._folder, "k"))
-        self.manager.start_kernel(extra_arguments=extra, cwd=str(course_root))
+        self.manager.start_kernel(extra_arguments=extra, cwd=str(course_root), env={**os.environ, "TMPDIR": scratch})
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

@@ -193,6 +193,8 @@ class IsolatedExecute(Execute):
             run_sync(self._run_notebook)()
         finally:
             run_sync(self._stop)()
+            if self.judge is not None:
+                self.judge.close()
             for fd in (self.trace_fd, self.records_fd, self.area_fd):
                 if fd is not None:
                     os.close(fd)

@@ -150,13 +150,20 @@ class Judge:
         self.stand_ins: dict[object, RemoteObject] = {}  # by the handle a record names, as the kernel sent it
         self.kernel_meter = kernel_meter or _no_kernel_meter
         self.namespace = {"__name__": JUDGE_MODULE, "__builtins__": builtins}
-        with contextlib.redirect_stdout(io.StringIO()):
+        # Folders the setup cells make (a helper's scratch folder): kept while this student's
+        # tests may use them, removed by close().
+        self.setup_folders: list[str] = []
+        with contextlib.redirect_stdout(io.StringIO()), mirror.noting_mkdtemp(self.setup_folders):
             for code in setup:
                 exec(compile(code, "<setup>", "exec"), self.namespace)
         self.after_setup = dict(self.namespace)  # where each shadow starts
         # The student's names the setup cells' own helpers call (a test's helper that runs their
         # function): bound for every test, where those helpers look them up.
         self.helpers_use = set().union(set(), *(used_names(code) for code in setup)) & set(answers)
+
+    def close(self) -> None:
+        """This student's tests are done: the setup cells' folders go."""
+        mirror.remove(self.setup_folders)
 
     def handle(self, record: dict) -> RemoteObject:
         """The stand-in for an object the kernel keeps (the same handle, the same stand-in)."""

@@ -14,25 +14,40 @@ _made_by_test: list[str] = []  # the folders the running test made (tempfile.mkd
 
 
 @contextlib.contextmanager
-def watching_mkdtemp():
-    """While a test runs here, note each folder it makes with tempfile.mkdtemp (TemporaryDirectory
-    too): only there are its files mirrored. A path that merely names some folder (one the
-    student's function returned, say) is never read or written by root. The folders go when the
-    test ends: what a kernel sent back into them never piles up in the grader's /tmp."""
+def noting_mkdtemp(made: list[str]):
+    """While this runs, note in `made` each folder tempfile.mkdtemp makes (TemporaryDirectory too),
+    as its real path with a trailing separator."""
     original = tempfile.mkdtemp
 
     def mkdtemp(*args, **kwargs):
         folder = original(*args, **kwargs)
-        _made_by_test.append(os.path.realpath(folder) + os.sep)
+        made.append(os.path.realpath(folder) + os.sep)
         return folder
     tempfile.mkdtemp = mkdtemp
     try:
         yield
     finally:
         tempfile.mkdtemp = original
-        for folder in _made_by_test:
-            shutil.rmtree(folder, ignore_errors=True)
-        _made_by_test.clear()
+
+
+def remove(folders: list[str]) -> None:
+    """The grader's own folders (noted by noting_mkdtemp), removed; rmtree follows no link in them."""
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    folders.clear()
+
+
+@contextlib.contextmanager
+def watching_mkdtemp():
+    """While a test runs here, note each folder it makes with tempfile.mkdtemp (TemporaryDirectory
+    too): only there are its files mirrored. A path that merely names some folder (one the
+    student's function returned, say) is never read or written by root. The folders go when the
+    test ends: what a kernel sent back into them never piles up in the grader's /tmp."""
+    try:
+        with noting_mkdtemp(_made_by_test):
+            yield
+    finally:
+        remove(_made_by_test)
 
 
 def test_files(values) -> list[str]:

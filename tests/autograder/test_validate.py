@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -184,6 +185,19 @@ def test_kernel_is_configured_as_the_autograders(kernel):
     """The warm kernel runs nbgrader_config.py's exec line: stderr goes to stdout."""
     [reply] = kernel.run(["import sys; assert sys.stderr is sys.stdout, 'stderr not redirected'"])
     assert reply["status"] == "ok", reply
+
+
+def test_the_notebooks_scratch_folders_go_with_its_kernel(tmp_path):
+    """A notebook's tempfile.mkdtemp() (a checkpoint's folder) lies in the kernel's own folder,
+    which closing the kernel removes: Validate leaves nothing in the machine's /tmp."""
+    kernel = Kernel()
+    try:
+        replies = kernel.run(["import tempfile; made = tempfile.mkdtemp(); open(made + '/checkpoint.pt', 'wb').close()",
+                              f"assert made.startswith({kernel._folder + '/'!r}), made"])
+        assert [r["status"] for r in replies] == ["ok", "ok"], replies
+    finally:
+        kernel.close()
+    assert not Path(kernel._folder).exists()
 
 
 def test_json_of_the_reply_is_plain_data(checklist_of):

@@ -2,6 +2,7 @@
 
 The student's side here is the real answer server over a namespace in this process
 (tests/answering.py); tests/test_class_grading.py runs the same through real sandboxed kernels."""
+import os
 import textwrap
 
 import pytest
@@ -98,6 +99,18 @@ def test_a_forged_reply_is_refused_without_acting_on_it(forged):
     outputs = judge.Judge(SETUP, {"f"}, ask).run("f('x')")
     error = error_of(outputs)
     assert error.startswith(("ValueError: not a", "ValueError: no ")) or "without values" in error
+
+
+def test_the_setup_cells_folders_last_until_the_student_is_done():
+    """A helper cell's scratch folder (07's `folder`) is there for every test, and gone after close()."""
+    student = Student("def f():\n    return 1\n")
+    judged = judge.Judge([*SETUP, "import tempfile\nfolder = tempfile.mkdtemp()"], {"f"}, student.ask)
+    outputs = judged.run("import os\nassert os.path.isdir(folder)\nprint(folder)")
+    assert error_of(outputs) is None
+    folder = outputs[0].text.strip()
+    assert os.path.isdir(folder)  # a test's own folders go when it ends; the setup's stay
+    judged.close()
+    assert not os.path.exists(folder)
 
 
 def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
