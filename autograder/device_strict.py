@@ -4,7 +4,7 @@ Hidden tests run graded code on the `meta` device so that a CPU-only grader stil
 device mix-ups. Plain `meta` catches many of them but not all: on torch 2.13 `torch.mm(cpu,
 meta)`, `cpu @ meta`, `bmm`, `addmm`, `baddbmm`, `einsum`, `F.linear` without bias, gather and
 index_select with an index elsewhere, `cpu_t[meta_idx]` and even `cpu_t.add_(meta_t)` return
-quietly (a CPU result of uninitialised memory, or cpu_t left unchanged). Inside
+quietly (a result of uninitialised memory on the CPU, one on meta, or cpu_t left unchanged). Inside
 
     with strict_devices():
         got = student_forward(x_on_meta)

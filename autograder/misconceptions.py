@@ -29,9 +29,10 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "integer-truncation", "integer tensors silently truncating",
         "An integer tensor cannot hold a fraction. Dividing with / gives a floating-point "
         "result, but // rounds down (-7 // 2 is -4), converting a result to an integer dtype "
-        "cuts off its fraction, and writing a floating-point result into an integer tensor (by "
-        "indexing or copy_) truncates it, while an in-place operation or out= refuses it with "
-        "an error. Compute in a floating-point dtype."),
+        "cuts off its fraction, and writing a float into an integer tensor (t[i] = 2.7, a slice "
+        "or mask assignment, copy_, fill_) truncates it silently, while in-place arithmetic "
+        "(add_, +=) and out= refuse a floating-point result with an error. Compute in a "
+        "floating-point dtype."),
     Misconception(
         "precision-as-bug", "precision loss read as a bug in the model",
         "Every floating-point dtype rounds a value to the nearest number it can hold, and "
@@ -166,9 +167,10 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "unless you allowlist it."),
     Misconception(
         "config-not-plain", "a config that cannot load under weights_only",
-        "A dataclass or an argparse Namespace is a class of your code, which the "
-        "weights_only=True loader refuses unless it is allowlisted. Save the config as plain "
-        "types (a dict of numbers and strings)."),
+        "The weights_only=True loader rebuilds only tensors and plain types (numbers, strings, "
+        "lists, dicts and a few more); an object of any other class, a dataclass or an "
+        "argparse Namespace among them, is refused unless it is allowlisted. Save the config as "
+        "plain types (a dict of numbers and strings)."),
     # Found by the hidden tests' diagnoses: mistakes the lessons warn about in passing.
     Misconception(
         "requires-grad-as-no-grad", "model.requires_grad_(False) used as if it were no_grad",

@@ -305,7 +305,7 @@ def init_weight(shape, device, scale=0.01):
     Mutant("init_weight/requires-grad-then-scaled", {"q5_init_weight_answer": """
 def init_weight(shape, device, scale=0.01):
     return torch.randn(shape, device=device, requires_grad=True) * scale
-"""}, misconception="moved-leaf-no-grad"),
+"""}, misconception="non-leaf-grad"),
     Mutant("init_weight/unscaled", {"q5_init_weight_answer": """
 def init_weight(shape, device, scale=0.01):
     return torch.randn(shape, device=device, requires_grad=True)
