@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from classgrader.kernels import accelerator, cgroup
 
-CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x20000, 0x20000000, 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
@@ -191,7 +191,7 @@ def enter(jail: Jail) -> None:
         libraries = [path for path in libraries if not _inside(path, exposed)]  # already there
         address_space = address_space_limit(jail.limits, bounded, bool(devices))
 
-    with _step("create new mount, network and PID namespaces"):
+    with _step("create new mount, network, IPC and PID namespaces"):
         _new_namespaces(CLONE_NEWPID)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         _stand_in_for(os.fork())  # returns only in the child, PID 1 of the new namespace
@@ -386,7 +386,10 @@ def _mount(source, target, fstype, flags, options=None) -> None:
 
 
 def _new_namespaces(extra: int = 0) -> None:
-    _libc_call("unshare", ctypes.c_int(CLONE_NEWNS | CLONE_NEWNET | extra))
+    # IPC too: System V shared memory, semaphores and queues outlive the processes that made
+    # them (a detached segment holds its memory until removed); in a namespace of the kernel's
+    # own they go when it ends.
+    _libc_call("unshare", ctypes.c_int(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | extra))
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # so no mount made here reaches the host
 
 

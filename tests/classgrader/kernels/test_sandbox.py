@@ -413,6 +413,49 @@ def test_a_double_forked_process_ends_with_its_kernel(tmp_path, make_jail, cover
     covered("a double-forked setsid process survives its parent without the sandbox and ends with its kernel inside")
 
 
+SHARED_MEMORY = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+segment = libc.shmget(0, 2**20, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600: never removed
+assert segment >= 0, ctypes.get_errno()
+"""
+
+
+def shared_memory_of(uid: int) -> list[int]:
+    """The System V shared memory segments uid made that the host still holds (their ids)."""
+    rows = [line.split() for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    return [int(row[1]) for row in rows if int(row[9]) == uid]
+
+
+def test_shared_memory_ends_with_its_kernel(tmp_path, make_jail, covered):
+    """A System V segment outlives the process that made it, holding its memory until removed;
+    the sandbox's IPC namespace takes every segment with the kernel."""
+    user = private_user()
+    uid = int(user[1:])
+    plain = os.fork()
+    if plain == 0:  # the route, undefended
+        try:
+            os.setgid(uid), os.setuid(uid)
+            exec(SHARED_MEMORY)
+        finally:
+            os._exit(0)
+    os.waitpid(plain, 0)
+    left = shared_memory_of(uid)
+    for segment in left:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    assert left, "without an IPC namespace the segment should have outlived its process"
+
+    def inside():
+        exec(SHARED_MEMORY)
+        return {"made": True}
+
+    _, report = run_sandboxed(make_jail(tmp_path, user=user), inside)
+    assert report == {"made": True}, report
+    assert shared_memory_of(uid) == []
+    covered("a System V shared memory segment outlives its process without the sandbox and ends with its kernel inside")
+
+
 def test_runs_as_nobody_for_good(tmp_path, make_jail):
     def inside():
         return {"ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups()],
