@@ -359,12 +359,26 @@ def watch_moves(tensors) -> list[int]:
 
 def watch_loss_order(model, loss_fn):
     """(a loss that calls `loss_fn` and notes its argument order, the notes): each call appends
-    True when the target argument is an output of `model` and the prediction is not, the order
-    of a loss called as loss_fn(target, prediction). Holds the model's outputs: for small checks."""
+    True when the target argument comes from `model` and the prediction does not, the order of
+    a loss called as loss_fn(target, prediction). A tensor comes from the model when it is one
+    of its outputs, a view of one (view_as, reshape, squeeze), or computed by autograd from
+    anything that requires grad (its parameters): the data of a batch is none of these. Holds
+    the model's outputs: for small checks."""
     outputs, swapped = [], []
     model.register_forward_hook(lambda module, args, output: outputs.append(output))
 
+    def from_model(value) -> bool:
+        if not isinstance(value, torch.Tensor):
+            return False
+        if value.grad_fn is not None or any(value is o for o in outputs):
+            return True
+        if value.device.type == "meta":  # no storage to compare
+            return False
+        place = value.untyped_storage().data_ptr()
+        return any(isinstance(o, torch.Tensor) and o.device == value.device and o.device.type != "meta"
+                   and o.untyped_storage().data_ptr() == place for o in outputs)
+
     def loss(input, target, *args, **kwargs):
-        swapped.append(any(target is o for o in outputs) and not any(input is o for o in outputs))
+        swapped.append(from_model(target) and not from_model(input))
         return loss_fn(input, target, *args, **kwargs)
     return loss, swapped

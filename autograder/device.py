@@ -1,5 +1,6 @@
 """Which device graded code runs on: the best accelerator present, else the CPU."""
 import contextlib
+import types
 
 import torch
 
@@ -50,11 +51,39 @@ def pretend_accelerators(cuda: bool = False, mps: bool = False):
         patches.append((torch.mps, "device_count", lambda: int(mps)))
     if hasattr(torch, "xpu"):  # the machines pretended here have no other accelerator
         patches += [(torch.xpu, "is_available", lambda: False), (torch.xpu, "device_count", lambda: 0)]
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
-    try:
+    with contextlib.ExitStack() as stack:
         for owner, name, fake in patches:
-            setattr(owner, name, fake)
+            stack.enter_context(_answering(owner, name, fake))
+        yield
+
+
+def _fake_answer(*args, _course_answer=None, **kwargs):
+    return _course_answer
+
+
+@contextlib.contextmanager
+def _answering(owner, name, fake):
+    """owner.name answers as `fake` does while this runs. A Python function (or one behind
+    functools.lru_cache) keeps its identity: its code is swapped, so a picker that kept the
+    function earlier (real = torch.cuda.is_available) gets the same answers and cannot tell the
+    pretended machine by comparing functions. Anything else is replaced for the while."""
+    original = getattr(owner, name)
+    function = getattr(original, "__wrapped__", original) if hasattr(original, "cache_clear") else original
+    if not isinstance(function, types.FunctionType) or function.__closure__:
+        setattr(owner, name, fake)
+        try:
+            yield
+        finally:
+            setattr(owner, name, original)
+        return
+    saved = function.__code__, function.__defaults__, function.__kwdefaults__
+    function.__code__, function.__defaults__ = _fake_answer.__code__, None
+    function.__kwdefaults__ = {"_course_answer": fake()}
+    if function is not original:
+        original.cache_clear()
+    try:
         yield
     finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
+        function.__code__, function.__defaults__, function.__kwdefaults__ = saved
+        if function is not original:
+            original.cache_clear()

@@ -89,7 +89,9 @@ REFLECTION = {"exec", "eval", "compile", "__import__", "globals", "locals", "var
 # The interpreter's frames and code objects, and stacks of context managers, reached without a dunder.
 INTERNALS = {"f_globals", "f_locals", "f_back", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next",
              "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
-             "co_names", "enter_context", "push_async_callback"}
+             "co_names", "enter_context", "push_async_callback",
+             # C access from an object an answer may hold (numpy's array.ctypes is the ctypes module's way in)
+             "ctypes", "_ctypes", "pythonapi", "CDLL", "PyDLL", "cdll", "pydll", "dlopen"}
 # Grad modes and defaults switched for the rest of the session when called as a statement.
 SESSION_SWITCHES = {"set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "set_default_device",
                     "set_default_dtype", "set_default_tensor_type"}
@@ -101,6 +103,7 @@ OWN_METHODS = PLAIN_DUNDERS | {"__init__", "__len__", "__getitem__", "__iter__",
                                "__annotations__"}
 # Classes a student's own class may not derive from: what torch and the checks take as a tensor.
 TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "TensorBase", "_TensorBase"}
+METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
 WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod", "MethodType", "wraps"}
 MUTATORS = {"clear", "update", "pop", "popitem", "setdefault", "append", "extend", "insert", "remove", "add",
             "discard", "sort", "reverse", "__setitem__", "__delitem__"}
@@ -219,6 +222,10 @@ class _Reader(ast.NodeVisitor):
         self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
         self.allowed = allowed if allowed is not None else allow_list.modules()  # modules -> names
         self.own = own  # every name the notebook binds or gives an attribute: its own, readable
+        # The attribute names the notebook gives its objects (assigned, registered, a class's
+        # members): readable on any object. A name it merely binds (a parameter, a variable)
+        # is not: spelling `def f(_ctypes): ...` makes no attribute of anything the student's.
+        self.own_attributes: frozenset = frozenset()
         self.noted: set[int] = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
@@ -233,6 +240,7 @@ class _Reader(ast.NodeVisitor):
         self.plain_imports: set[str] = set()
         self.trusting: set[str] = set()  # methods that read their own object by a computed name: never named
         self.called: set[int] = set()  # functions of the calls visited: an __init__ taken is one not called
+        self.aliases: dict[str, str] = {}  # names assigned a dotted name (_aliases)
 
     def note(self, node, what: str):
         self.noted.add(id(node))
@@ -256,7 +264,7 @@ class _Reader(ast.NodeVisitor):
     def _attribute(self, node, attr: str) -> None:
         if attr.startswith("__") and attr.endswith("__"):
             return  # dunders: visit_Attribute's own rule
-        if attr not in self.own and not allow_list.attribute_allowed(attr):
+        if attr not in self.own_attributes and not allow_list.attribute_allowed(attr):
             self.off_list(node, f"reads .{attr}")
 
     def full(self, dotted: str) -> str:
@@ -337,6 +345,8 @@ class _Reader(ast.NodeVisitor):
         attr, dotted = node.attr, _dotted(node)
         if attr in self.trusting and isinstance(node.ctx, ast.Load):
             self._names_trusting(node, attr)
+        if attr == "is_meta":
+            self.note(node, "singles out the meta device, on which the grader stands in for an accelerator")
         if attr == "__init__" and isinstance(node.ctx, ast.Load):
             if id(node) not in self.called:  # taken to be called later, on anything
                 self.note(node, "takes __init__ without calling it")
@@ -372,6 +382,24 @@ class _Reader(ast.NodeVisitor):
                     inner.lineno = node.lineno
             self.visit(tree)
         return True
+
+    # --- telling the grader's stand-in device apart ----------------------------------------
+    def _singles_out_meta(self, node, values) -> None:
+        """The grader runs answers on meta where it has no accelerator: code that asks whether a
+        device is meta can behave one way there and another on a real one."""
+        for value in values:
+            parts = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+            if any(isinstance(part, ast.Constant) and part.value == "meta" for part in parts):
+                self.note(node, "singles out the meta device, on which the grader stands in for an accelerator")
+                return
+
+    def visit_Compare(self, node):
+        self._singles_out_meta(node, [node.left, *node.comparators])
+        self.generic_visit(node)
+
+    def visit_MatchValue(self, node):
+        self._singles_out_meta(node, [node.value])
+        self.generic_visit(node)
 
     def visit_Call(self, node):
         func, args = node.func, node.args
@@ -521,8 +549,9 @@ class _Reader(ast.NodeVisitor):
             return False
         if isinstance(value, ast.Name):  # a student's variable holds a value; a function or a builtin is code
             return value.id in self.defined or value.id in self.foreign
-        if isinstance(value, ast.Call):  # a new object, unless it wraps code
-            return (_dotted(value.func) or "").split(".")[-1] in WRAPPERS
+        if isinstance(value, ast.Call):  # a new object, unless it wraps code or the notebook's function makes it
+            called = _dotted(value.func) or ""
+            return called.split(".")[-1] in WRAPPERS or called in self.defined
         # Constants, arithmetic, comparisons, f-strings, comprehensions and literals make values;
         # anything else (a lambda, an attribute or item taken from elsewhere, a conditional) may be code.
         return not isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr,
@@ -589,19 +618,30 @@ class _Reader(ast.NodeVisitor):
     visit_FunctionDef = visit_AsyncFunctionDef = _function
 
     # --- classes that pretend -------------------------------------------------------------
+    def _base_name(self, base) -> str:
+        """A base class's dotted name, through aliases (Base = torch.Tensor)."""
+        name = _dotted(base) or ""
+        for _ in range(3):  # aliases of aliases
+            head, _, rest = name.partition(".")
+            if head not in self.aliases or self.aliases[head] == head:
+                break
+            name = ".".join(filter(None, [self.aliases[head], rest]))
+        return name
+
     def visit_ClassDef(self, node):
         self._rebinds(node, node.name, None)
         for base in node.bases:
-            name = _dotted(base) or ""
+            name = self._base_name(base)
             if name.split(".")[-1] in TENSOR_CLASSES:
                 self.note(node, f"defines {node.name}, a subclass of {name}: a tensor that is not torch's")
+            elif name.split(".")[-1] in METACLASSES:
+                self.note(node, f"defines {node.name}, a metaclass")
         for keyword in node.keywords:
             if keyword.arg == "metaclass":
                 self.note(node, f"gives {node.name} a metaclass")
         for item in node.body:
-            names = [item.name] if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
-                [t.id for t in getattr(item, "targets", []) if isinstance(t, ast.Name)]
-            for name in names:
+            for name in _members(ast.ClassDef(name=node.name, body=[item], bases=[], keywords=[],
+                                              decorator_list=[], type_params=[])):
                 if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
         self.functions.append(("<class>", False, None))
@@ -681,16 +721,42 @@ REGISTERS = {"register_buffer", "register_parameter", "add_module", "register_mo
 
 
 def _attributes_given(trees) -> set[str]:
-    """Attribute names the notebook gives its objects: assigned (self.fc = ...) or registered
-    by a constant name (self.register_buffer("scale", ...))."""
+    """Attribute names the notebook gives its objects: assigned (self.fc = ...), a class's members
+    (its methods, class attributes and annotated fields) or registered by a constant name
+    (self.register_buffer("scale", ...))."""
     names = set()
     for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             names.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            names |= set(_members(node))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REGISTERS \
                 and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             names.add(node.args[0].value)
     return names
+
+
+def _members(node: ast.ClassDef) -> list[str]:
+    """The names a class body defines: methods, class attributes, annotated fields."""
+    names = []
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(item.name)
+        elif isinstance(item, ast.Assign):
+            names += [t.id for t in item.targets if isinstance(t, ast.Name)]
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            names.append(item.target.id)
+    return names
+
+
+def _aliases(trees) -> dict[str, str]:
+    """Names assigned a dotted name (Base = torch.Tensor): name -> that dotted name."""
+    found: dict[str, str] = {}
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _dotted(node.value):
+            dotted = _dotted(node.value) or ""
+            found.update((t.id, dotted) for t in node.targets if isinstance(t, ast.Name))
+    return found
 
 
 def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
@@ -725,7 +791,9 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     unread = [index for index, tree in enumerate(trees) if tree is UNREADABLE]
     trees = [None if tree is UNREADABLE else tree for tree in trees]
     bound, foreign, imported = _names(trees)
-    own = frozenset(bound | _attributes_given(trees))
+    given_attributes = frozenset(_attributes_given(trees))
+    own = frozenset(bound | given_attributes)
+    aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)
     imported |= _module_aliases(trees, imported)
     bound |= set(dir(builtins)) | {"display"}
@@ -748,6 +816,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.course_imports = set(course_imports)
         reader.course_defined = set(course_callables)
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
+        reader.own_attributes, reader.aliases = given_attributes, aliases
         try:
             reader.visit(tree)
         except RecursionError:  # nested past what the reading walks: unread is not clean

@@ -872,3 +872,19 @@ def test_watch_loss_order_tells_a_swapped_call_from_a_right_one():
     loss(y, model(x))
     loss(input=model(x), target=y)
     assert swapped == [False, True, False]
+
+
+def test_watch_loss_order_sees_the_models_output_reshaped_or_computed_on():
+    """A swap is seen through a view of the output (view_as, squeeze) and through arithmetic on
+    it, under no_grad too where it is a view; the batch's own tensors never count as the model's."""
+    from autograder.checks import watch_loss_order
+    model = torch.nn.Linear(2, 1)
+    x, y = torch.ones(3, 2), torch.zeros(3, 1)
+    loss, swapped = watch_loss_order(model, torch.nn.functional.mse_loss)
+    loss(y, model(x).view_as(y))
+    loss(y.squeeze(1), model(x).squeeze(1) * 2)
+    loss(model(x).view_as(y), y)
+    with torch.no_grad():
+        loss(y, model(x).view_as(y))
+        loss(model(x).view_as(y), y.view_as(y))
+    assert swapped == [True, True, False, True, False]

@@ -124,3 +124,19 @@ def test_pretend_accelerators_restores_counts_and_built_flags():
         assert torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
     assert (torch.cuda.device_count, torch.backends.mps.is_built, torch.backends.cuda.is_built,
             torch.accelerator.device_count, torch.cuda.current_device) == originals
+
+
+def test_a_picker_that_kept_the_functions_earlier_sees_the_pretended_machine_too():
+    """A picker cannot tell a pretended machine by comparing functions it kept before with
+    torch's (real = torch.cuda.is_available ... if torch.cuda.is_available is real): each is
+    the same function, answering as the pretended machine while it lasts."""
+    from autograder import pretend_accelerators
+    kept = [torch.cuda.is_available, torch.backends.mps.is_available, torch.accelerator.current_accelerator]
+    before = [kept[0](), kept[1](), kept[2]()]
+    with pretend_accelerators(mps=True):
+        assert [torch.cuda.is_available, torch.backends.mps.is_available,
+                torch.accelerator.current_accelerator] == kept
+        assert [kept[0](), kept[1](), kept[2]()] == [False, True, torch.device("mps")]
+    with pretend_accelerators(cuda=True):
+        assert [kept[0](), kept[1](), kept[2]()] == [True, False, torch.device("cuda")]
+    assert [kept[0](), kept[1](), kept[2]()] == before

@@ -94,6 +94,22 @@ ROUTES = {
     "an attribute read by a computed name": ("def f(x, n):\n    return getattr(x, n)", "getattr"),
     "a hook on a module handed in": ("def evaluate(model):\n    model.register_forward_hook(print)",
                                      ".register_forward_hook"),
+    "C access through an array": ("import numpy as np\nlibc = np.zeros(1).ctypes._ctypes.CDLL(None)", ".ctypes"),
+    "a private name made readable by a parameter of that name": (
+        "def spelled(_pack):\n    return None\nclass Box:\n    pass\nfound = Box()._pack", "reads ._pack"),
+    "a method's name given code a function of the notebook makes": (
+        "def passing():\n    def pack(self, tensor):\n        return tensor\n    return pack\n"
+        "def rig(probe):\n    probe._pack = passing()", "._pack, the name of a method"),
+    "equality that always holds, as an annotated class attribute": (
+        "class A:\n    __eq__: object = lambda self, other: True", "its own __eq__"),
+    "a tensor that is not a tensor, through an alias": (
+        "import torch\nBase = torch.Tensor\nclass Liar(Base):\n    pass", "a subclass of torch.Tensor"),
+    "an answer that behaves otherwise on meta": (
+        "def load(model, device):\n    if device.type == 'meta':\n        model.to(device)\n    return model",
+        "singles out the meta device"),
+    "the same, by the tensor's flag": ("def f(x):\n    return x if x.is_meta else x * 2",
+                                       "singles out the meta device"),
+    "a metaclass by deriving from type": ("class Meta(type):\n    pass\nMade = Meta('Made', (), {})", "a metaclass"),
 }
 
 
