@@ -92,6 +92,7 @@ INTERNALS = {"f_globals", "f_locals", "f_back", "f_builtins", "f_code", "f_trace
              "co_names", "enter_context", "push_async_callback",
              # C access from an object an answer may hold (numpy's array.ctypes is the ctypes module's way in)
              "ctypes", "_ctypes", "pythonapi", "CDLL", "PyDLL", "cdll", "pydll", "dlopen"}
+CONTEXT_MANAGERS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
 # Grad modes and defaults switched for the rest of the session when called as a statement.
 SESSION_SWITCHES = {"set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "set_default_device",
                     "set_default_dtype", "set_default_tensor_type"}
@@ -104,6 +105,12 @@ OWN_METHODS = PLAIN_DUNDERS | {"__init__", "__len__", "__getitem__", "__iter__",
 # Classes a student's own class may not derive from: what torch and the checks take as a tensor.
 TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "TensorBase", "_TensorBase"}
 METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
+# Names of modules: an attribute of the notebook's own by that name (self.sys) never makes one
+# readable elsewhere (torch.sys, reached through a parameter the reading cannot resolve).
+MODULE_NAMES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "classgrader", "autograder", "utils"}
+# Builtins and helpers that hand back whatever they were given: what they return may be code.
+PASS_THROUGH = {"next", "min", "max", "getattr", "iter", "reversed", "sorted", "choice", "reduce", "copy",
+                "deepcopy", "get", "pop", "setdefault", "nullcontext"}
 WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod", "MethodType", "wraps"}
 MUTATORS = {"clear", "update", "pop", "popitem", "setdefault", "append", "extend", "insert", "remove", "add",
             "discard", "sort", "reverse", "__setitem__", "__delitem__"}
@@ -305,13 +312,16 @@ class _Reader(ast.NodeVisitor):
             self._reach(node, alias.name, "imports")
             if alias.name not in self.allowed and _exists(alias.name.split(".")[0]):
                 self.off_list(node, f"imports {alias.name}")
-            self._imports_over(node, alias.asname or alias.name.split(".")[0])
+            self._imports_over(node, alias.asname or alias.name.split(".")[0], bool(alias.asname))
 
-    def _imports_over(self, node, name: str) -> None:
+    def _imports_over(self, node, name: str, renamed: bool = False) -> None:
         """An import that binds a name the course's own cells define, not import (import ... as
-        make_loader): what the same import of theirs binds is theirs too."""
+        make_loader): what the same import of theirs binds is theirs too; one renamed to a
+        builtin's name (from operator import ne as isinstance) puts other code in its place."""
         if name in self.course_defined:
             self._rebinds(node, name, None)
+        elif renamed and name in dir(builtins):
+            self.note(node, f"imports something else as {name}, a builtin the tests call")
 
     def visit_ImportFrom(self, node):
         if node.level:
@@ -327,10 +337,12 @@ class _Reader(ast.NodeVisitor):
                 if (node.module not in self.allowed or not listed or prefix != full) and \
                         _exists(node.module.split(".")[0]):
                     self.off_list(node, f"imports {full}")
-                self._imports_over(node, alias.asname or alias.name)
+                self._imports_over(node, alias.asname or alias.name, bool(alias.asname) and alias.asname != alias.name)
 
     # --- names, attributes, calls -----------------------------------------------------------
     def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.imported and "." in self.imported[node.id]:
+            self._taken_as_value(node, node.id)
         if isinstance(node.ctx, ast.Load):
             if node.id in self.trusting:
                 self._names_trusting(node, node.id)
@@ -341,8 +353,20 @@ class _Reader(ast.NodeVisitor):
             elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
                 self.off_list(node, f"uses the builtin {node.id}")
 
+    def _taken_as_value(self, node, dotted: str) -> None:
+        """A grad-mode switch, or a call whose keywords the reading checks (torch.load), taken as a
+        value (map(torch.set_grad_enabled, ...), partial(torch.load, ...)): what it is called with
+        is out of sight."""
+        full = self.full(dotted)
+        if id(node) in self.called or id(node) in self.blocks or not isinstance(node.ctx, ast.Load):
+            return
+        if full.split(".")[-1] in SESSION_SWITCHES or allow_list.keyword_rules(full) is not None:
+            self.note(node, f"takes {full} as a value, to be called out of sight")
+
     def visit_Attribute(self, node):
         attr, dotted = node.attr, _dotted(node)
+        if dotted and dotted.split(".")[0] in self.imported:
+            self._taken_as_value(node, dotted)
         if attr in self.trusting and isinstance(node.ctx, ast.Load):
             self._names_trusting(node, attr)
         if attr == "is_meta":
@@ -474,6 +498,11 @@ class _Reader(ast.NodeVisitor):
 
     def visit_With(self, node):
         self.blocks.update(id(item.context_expr) for item in node.items)  # with torch.no_grad(): a block
+        for item in node.items:  # with nullcontext(lambda a, b: True) as isinstance: ...
+            if isinstance(item.optional_vars, ast.Name) and any(
+                    isinstance(inner, ast.Lambda) or (isinstance(inner, ast.Name) and inner.id in self.defined)
+                    for inner in ast.walk(item.context_expr)):
+                self._rebinds(node, item.optional_vars.id, ast.Lambda())
         self.generic_visit(node)
 
     visit_AsyncWith = visit_With
@@ -495,12 +524,12 @@ class _Reader(ast.NodeVisitor):
         """A generator that yields inside a grad-mode block keeps the mode on while it is
         suspended: advanced once, it switches it for the rest of the session. As a context
         manager (@contextmanager) it is a block like any other."""
-        if any("contextmanager" in (_dotted(d.func if isinstance(d, ast.Call) else d) or "")
+        if any(self.full(_dotted(d.func if isinstance(d, ast.Call) else d) or "") in CONTEXT_MANAGERS
                for d in node.decorator_list):
             return
         for block in ast.walk(node):
             switches = [item for item in getattr(block, "items", []) if isinstance(item.context_expr, ast.Call)
-                        and (_dotted(item.context_expr.func) or "").split(".")[-1] in SESSION_SWITCHES]
+                        and self.full(_dotted(item.context_expr.func) or "").split(".")[-1] in SESSION_SWITCHES]
             if isinstance(block, (ast.With, ast.AsyncWith)) and switches and \
                     any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
                 self.note(block, f"keeps {_dotted(switches[0].context_expr.func)} on across a yield")
@@ -509,8 +538,8 @@ class _Reader(ast.NodeVisitor):
     def _switch(self, node) -> None:
         """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
         the rest of the session, the tests' code included."""
-        if (_dotted(node.func) or "").split(".")[-1] in SESSION_SWITCHES and id(node) not in self.blocks:
-            self.note(node, f"switches {_dotted(node.func)} for the rest of the session")
+        if self.full(_dotted(node.func) or "").split(".")[-1] in SESSION_SWITCHES and id(node) not in self.blocks:
+            self.note(node, f"switches {self.full(_dotted(node.func) or '')} for the rest of the session")
 
     def _rebinds(self, node, name: str, value) -> None:
         """A builtin, or a name the course's own cells define (a helper the tests call), made code
@@ -532,11 +561,23 @@ class _Reader(ast.NodeVisitor):
         if isinstance(node.target, ast.Name) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
             for element in node.iter.elts:  # for make_loader in [lambda: []]: ...
                 self._rebinds(node, node.target.id, element)
+        elif isinstance(node.target, ast.Name):  # for isinstance in [[lambda a, b: True]][0]: ...
+            self._rebinds(node, node.target.id, node.iter)
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For
 
     # --- changing what is not the student's -----------------------------------------------
+    def _parameters(self) -> set[str]:
+        """The parameters of the function the visit is inside."""
+        scope = next((s for s in reversed(self.scopes) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                          ast.Lambda))), None)
+        if scope is None:
+            return set()
+        arguments = scope.args
+        return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                *filter(None, [arguments.vararg, arguments.kwarg])]}
+
     def _in_constructor(self) -> bool:
         return bool(self.functions) and self.functions[-1][0] == "__init__" and self.functions[-1][1]
 
@@ -551,7 +592,7 @@ class _Reader(ast.NodeVisitor):
             return value.id in self.defined or value.id in self.foreign
         if isinstance(value, ast.Call):  # a new object, unless it wraps code or the notebook's function makes it
             called = _dotted(value.func) or ""
-            return called.split(".")[-1] in WRAPPERS or called in self.defined
+            return called.split(".")[-1] in WRAPPERS | PASS_THROUGH or called in self.defined
         # Constants, arithmetic, comparisons, f-strings, comprehensions and literals make values;
         # anything else (a lambda, an attribute or item taken from elsewhere, a conditional) may be code.
         return not isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr,
@@ -577,6 +618,10 @@ class _Reader(ast.NodeVisitor):
             elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
                     not (self._in_constructor() and _is_self(target.value, self)):
                 self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")
+            elif isinstance(target, ast.Attribute) and target.attr in self.methods and isinstance(root, ast.Name) \
+                    and root.id in self._parameters() and not _is_self(target.value, self):
+                self.note(target, f"{verb} {shown}, the name of a method of torch or of the checks, "
+                                  "on an object handed in")
             elif isinstance(root, ast.Name) and root.id in self.course_defined and self._is_code(value):
                 self.note(target, f"{verb} {shown}, which the course's own cells define, as code")
 
@@ -706,14 +751,18 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
     for _ in range(3):  # aliases of aliases
         for tree in filter(None, trees):
             for node in ast.walk(tree):
-                if not isinstance(node, (ast.Assign, ast.NamedExpr)):
-                    continue
-                value = node.value
-                root = _root(value)
-                if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
-                                       isinstance(root, ast.Name) and root.id in foreign):
+                if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+                    values, targets = node.iter.elts, [node.target]  # for T in [torch.Tensor]: ...
+                elif isinstance(node, (ast.Assign, ast.NamedExpr, ast.AnnAssign)) and node.value is not None:
+                    values = [node.value]
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    foreign.update(t.id for t in targets if isinstance(t, ast.Name))
+                else:
+                    continue
+                for value in values:
+                    root = _root(value)
+                    if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
+                                           isinstance(root, ast.Name) and root.id in foreign):
+                        foreign.update(t.id for t in targets if isinstance(t, ast.Name))
     return bound, foreign, imported
 
 
@@ -760,23 +809,27 @@ def _aliases(trees) -> dict[str, str]:
 
 
 def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
-    """Names assigned a module reached from an imported one (mps = torch.backends.mps, or
-    getattr(torch.backends, "mps", None)): read as that module's dotted name."""
+    """Names assigned an imported module or anything reached from one (t = torch, mps =
+    torch.backends.mps, L = torch.load, or getattr(torch.backends, "mps", None)): read as that
+    dotted name, so the alias meets every rule the name itself does."""
     aliases = {}
     for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0], node.value
+        else:
             continue
-        value = node.value
         if isinstance(value, ast.Call) and _dotted(value.func) == "getattr" and len(value.args) >= 2 and \
                 isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str):
             dotted = _dotted(value.args[0]) and f"{_dotted(value.args[0])}.{value.args[1].value}"
         else:
             dotted = _dotted(value)
         head, _, rest = (dotted or "").partition(".")
-        if head in imported and rest:
-            full = ".".join([imported[head], rest])
-            if isinstance(resolve(full), types.ModuleType):
-                aliases[node.targets[0].id] = full
+        if head in imported and head != target.id:
+            full = ".".join(filter(None, [imported[head], rest]))
+            if resolve(full) is not None:
+                aliases[target.id] = full
     return aliases
 
 
@@ -791,7 +844,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     unread = [index for index, tree in enumerate(trees) if tree is UNREADABLE]
     trees = [None if tree is UNREADABLE else tree for tree in trees]
     bound, foreign, imported = _names(trees)
-    given_attributes = frozenset(_attributes_given(trees))
+    given_attributes = frozenset(_attributes_given(trees) - MODULE_NAMES)
     own = frozenset(bound | given_attributes)
     aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)

@@ -109,6 +109,36 @@ ROUTES = {
         "singles out the meta device"),
     "the same, by the tensor's flag": ("def f(x):\n    return x if x.is_meta else x * 2",
                                        "singles out the meta device"),
+    "a module reached through an alias of torch": (
+        "import torch\nclass A:\n    def __init__(self):\n        self.sys = 1\nt = torch\nmods = t.sys.modules",
+        "sys.modules"),
+    "a module reached through a parameter": (
+        "import torch\nclass Cfg:\n    sys = None\ndef pick(m):\n    return m.sys\nmods = pick(torch).modules",
+        "reads .sys"),
+    "a method replaced through an annotated alias": (
+        "import torch\nT: object = torch.Tensor\nT.detach = next(iter([lambda s: s]))", "T.detach"),
+    "the same, through a loop variable": (
+        "import torch\nfor T in [torch.Tensor]:\n    T.detach = next(iter([lambda s: s]))", "T.detach"),
+    "the same, on an object handed in, whatever the value": (
+        "import torch\ndef f(m):\n    m.detach = None\nf(torch.Tensor)", "on an object handed in"),
+    "a pickle that runs code, through an alias": (
+        "import torch\nL = torch.load\nsd = L('w.pt', weights_only=False)", "unpickles"),
+    "the same, through partial": ("import functools, torch\n"
+                                  "sd = functools.partial(torch.load, weights_only=False)('w.pt')",
+                                  "takes torch.load as a value"),
+    "the same, numpy's, through an alias": (
+        "import numpy as np\nld = np.load\na = ld('w.npy', allow_pickle=True)", "allow_pickle"),
+    "grad mode switched through an alias": ("import torch\ng = torch.set_grad_enabled\ng(False)",
+                                            "torch.set_grad_enabled"),
+    "the same, through map": ("import torch\nlist(map(torch.set_grad_enabled, [False]))",
+                              "takes torch.set_grad_enabled as a value"),
+    "grad mode held open under a decorator named like contextmanager": (
+        "import torch\ndef my_contextmanager(f):\n    return f\n@my_contextmanager\ndef off():\n"
+        "    with torch.no_grad():\n        yield\nheld = off()\nnext(held)", "across a yield"),
+    "a builtin rebound by a loop": ("for isinstance in [[lambda a, b: True]][0]:\n    pass", "redefines isinstance"),
+    "the same, by with ... as": ("import contextlib\nwith contextlib.nullcontext(lambda a, b: True) as isinstance:\n"
+                                 "    pass", "redefines isinstance"),
+    "the same, by import ... as": ("from operator import ne as isinstance", "as isinstance"),
     "a metaclass by deriving from type": ("class Meta(type):\n    pass\nMade = Meta('Made', (), {})", "a metaclass"),
 }
 
