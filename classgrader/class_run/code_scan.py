@@ -691,9 +691,22 @@ class _Reader(ast.NodeVisitor):
                     self.note(item, f"gives {node.name} its own {name}")
         self.functions.append(("<class>", False, None))
         self.scopes.append(node)
+        # `global name` in a class body binds the module's name, as in a function.
+        self.declared.append({name for item in node.body if isinstance(item, ast.Global) for name in item.names})
         self.generic_visit(node)
+        self.declared.pop()
         self.functions.pop()
         self.scopes.pop()
+
+    def visit_MatchAs(self, node):
+        if node.name is not None and node.name in self.protected:  # case [isinstance]: a builtin bound to anything
+            self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node):
+        if node.name is not None and node.name in self.protected:
+            self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
+        self.generic_visit(node)
 
 
 def _is_self(node, reader: _Reader) -> bool:

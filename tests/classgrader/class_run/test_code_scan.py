@@ -139,6 +139,11 @@ ROUTES = {
     "the same, by with ... as": ("import contextlib\nwith contextlib.nullcontext(lambda a, b: True) as isinstance:\n"
                                  "    pass", "redefines isinstance"),
     "the same, by import ... as": ("from operator import ne as isinstance", "as isinstance"),
+    "the same, by a match": ("match [lambda a, b: True]:\n    case [isinstance]:\n        pass", "binds isinstance"),
+    "the same, in a class body declaring it global": (
+        "class A:\n    global isinstance\n    isinstance = lambda a, b: True", "redefines isinstance"),
+    "a module compiled by torch's compiler stack": ("import torch\nm = torch.nn.Linear(2, 2)\nm.compile()",
+                                                    ".compile"),
     "a metaclass by deriving from type": ("class Meta(type):\n    pass\nMade = Meta('Made', (), {})", "a metaclass"),
 }
 
