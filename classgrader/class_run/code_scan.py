@@ -685,8 +685,7 @@ class _Reader(ast.NodeVisitor):
             if keyword.arg == "metaclass":
                 self.note(node, f"gives {node.name} a metaclass")
         for item in node.body:
-            for name in _members(ast.ClassDef(name=node.name, body=[item], bases=[], keywords=[],
-                                              decorator_list=[], type_params=[])):
+            for name in _members([item]):
                 if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
         self.functions.append(("<class>", False, None))
@@ -791,17 +790,17 @@ def _attributes_given(trees) -> set[str]:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             names.add(node.attr)
         elif isinstance(node, ast.ClassDef):
-            names |= set(_members(node))
+            names |= set(_members(node.body))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REGISTERS \
                 and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             names.add(node.args[0].value)
     return names
 
 
-def _members(node: ast.ClassDef) -> list[str]:
-    """The names a class body defines: methods, class attributes, annotated fields."""
+def _members(body: list) -> list[str]:
+    """The names a class body's statements define: methods, class attributes, annotated fields."""
     names = []
-    for item in node.body:
+    for item in body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.append(item.name)
         elif isinstance(item, ast.Assign):
@@ -812,20 +811,9 @@ def _members(node: ast.ClassDef) -> list[str]:
 
 
 def _aliases(trees) -> dict[str, str]:
-    """Names assigned a dotted name (Base = torch.Tensor): name -> that dotted name."""
+    """Names assigned a dotted name, annotated or not (Base = torch.Tensor, T = type, or
+    getattr(torch.backends, "mps", None)): name -> that dotted name."""
     found: dict[str, str] = {}
-    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _dotted(node.value):
-            dotted = _dotted(node.value) or ""
-            found.update((t.id, dotted) for t in node.targets if isinstance(t, ast.Name))
-    return found
-
-
-def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
-    """Names assigned an imported module or anything reached from one (t = torch, mps =
-    torch.backends.mps, L = torch.load, or getattr(torch.backends, "mps", None)): read as that
-    dotted name, so the alias meets every rule the name itself does."""
-    aliases = {}
     for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
         if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
             target, value = node.target, node.value
@@ -838,12 +826,25 @@ def _module_aliases(trees, imported: dict[str, str]) -> dict[str, str]:
             dotted = _dotted(value.args[0]) and f"{_dotted(value.args[0])}.{value.args[1].value}"
         else:
             dotted = _dotted(value)
-        head, _, rest = (dotted or "").partition(".")
-        if head in imported and head != target.id:
-            full = ".".join(filter(None, [imported[head], rest]))
-            if resolve(full) is not None:
-                aliases[target.id] = full
-    return aliases
+        if dotted and dotted != target.id:
+            found[target.id] = dotted
+    return found
+
+
+def _module_aliases(aliases: dict[str, str], imported: dict[str, str]) -> dict[str, str]:
+    """Of `aliases`, those of an imported module or anything reached from one (t = torch, mps =
+    torch.backends.mps, L = torch.load), aliases of aliases too: read as that dotted name, so
+    the alias meets every rule the name itself does."""
+    found: dict[str, str] = {}
+    for _ in range(3):  # aliases of aliases
+        for name, dotted in aliases.items():
+            head, _, rest = dotted.partition(".")
+            known = found.get(head) or imported.get(head)
+            if known and name not in found:
+                full = ".".join(filter(None, [known, rest]))
+                if resolve(full) is not None:
+                    found[name] = full
+    return found
 
 
 def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_callables: AbstractSet[str] = frozenset(),
@@ -861,7 +862,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     own = frozenset(bound | given_attributes)
     aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)
-    imported |= _module_aliases(trees, imported)
+    imported |= _module_aliases(aliases, imported)
     bound |= set(dir(builtins)) | {"display"}
     methods = _method_names()
     defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)

@@ -187,7 +187,7 @@ def test_kernel_is_configured_as_the_autograders(kernel):
     assert reply["status"] == "ok", reply
 
 
-def test_the_notebooks_scratch_folders_go_with_its_kernel(tmp_path):
+def test_the_notebooks_scratch_folders_go_with_its_kernel():
     """A notebook's tempfile.mkdtemp() (a checkpoint's folder) lies in the kernel's own folder,
     which closing the kernel removes: Validate leaves nothing in the machine's /tmp."""
     kernel = Kernel()

@@ -422,10 +422,13 @@ assert segment >= 0, ctypes.get_errno()
 """
 
 
-def shared_memory_of(uid: int) -> list[int]:
-    """The System V shared memory segments uid made that the host still holds (their ids)."""
+def removed_shared_memory(uid: int) -> list[int]:
+    """The System V shared memory segments uid made that the host still held (their ids), now removed."""
     rows = [line.split() for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
-    return [int(row[1]) for row in rows if int(row[9]) == uid]
+    found = [int(row[1]) for row in rows if int(row[9]) == uid]
+    for segment in found:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    return found
 
 
 def test_shared_memory_ends_with_its_kernel(tmp_path, make_jail, covered):
@@ -441,10 +444,7 @@ def test_shared_memory_ends_with_its_kernel(tmp_path, make_jail, covered):
         finally:
             os._exit(0)
     os.waitpid(plain, 0)
-    left = shared_memory_of(uid)
-    for segment in left:
-        libc.shmctl(segment, 0, None)  # IPC_RMID
-    assert left, "without an IPC namespace the segment should have outlived its process"
+    assert removed_shared_memory(uid), "without an IPC namespace the segment should have outlived its process"
 
     def inside():
         exec(SHARED_MEMORY)
@@ -452,7 +452,7 @@ def test_shared_memory_ends_with_its_kernel(tmp_path, make_jail, covered):
 
     _, report = run_sandboxed(make_jail(tmp_path, user=user), inside)
     assert report == {"made": True}, report
-    assert shared_memory_of(uid) == []
+    assert removed_shared_memory(uid) == []  # removed even when the test fails: never left on the host
     covered("a System V shared memory segment outlives its process without the sandbox and ends with its kernel inside")
 
 
