@@ -141,12 +141,23 @@ def _within(name: str, parts) -> bool:
     return any(name == part or name.startswith(part + ".") for part in parts)
 
 
+def _named_read(node) -> tuple | None:
+    """(x, "name") for getattr(x, "name") or getattr(x, "name", default), a public name given as
+    a constant: an attribute read spelled as a call, read as one wherever it stands."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
+            len(node.args) in (2, 3) and not node.keywords and isinstance(node.args[1], ast.Constant) and \
+            isinstance(node.args[1].value, str) and not node.args[1].value.startswith("_"):
+        return node.args[0], node.args[1].value
+    return None
+
+
 def _dotted(node) -> str | None:
-    """"torch.nn.Module" for the expression torch.nn.Module; None for anything but names and dots."""
+    """"torch.nn.Module" for the expression torch.nn.Module (or getattr(torch.nn, "Module"));
+    None for anything but names and dots."""
     parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
+    while isinstance(node, ast.Attribute) or _named_read(node):
+        node, attr = (node.value, node.attr) if isinstance(node, ast.Attribute) else _named_read(node)
+        parts.append(attr)
     if isinstance(node, ast.Name):
         return ".".join([node.id, *reversed(parts)])
     return None
@@ -154,9 +165,10 @@ def _dotted(node) -> str | None:
 
 def _root(node):
     """The expression a chain of attributes and subscripts hangs from (a call ends the chain:
-    what it returns is a new object, unless it is one of the calls _reaching names)."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-        node = node.value
+    what it returns is a new object, unless it is one of the calls _reaching names, or getattr
+    by a constant name, an attribute read)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)) or _named_read(node):
+        node = _named_read(node)[0] if isinstance(node, ast.Call) else node.value
     return node
 
 
@@ -358,7 +370,8 @@ class _Reader(ast.NodeVisitor):
         value (map(torch.set_grad_enabled, ...), partial(torch.load, ...)): what it is called with
         is out of sight."""
         full = self.full(dotted)
-        if id(node) in self.called or id(node) in self.blocks or not isinstance(node.ctx, ast.Load):
+        if id(node) in self.called or id(node) in self.blocks or isinstance(getattr(node, "ctx", None),
+                                                                             (ast.Store, ast.Del)):
             return
         if full.split(".")[-1] in SESSION_SWITCHES or allow_list.keyword_rules(full) is not None:
             self.note(node, f"takes {full} as a value, to be called out of sight")
@@ -442,6 +455,7 @@ class _Reader(ast.NodeVisitor):
             self._names_trusting(node, args[1].value)
         if name in ("getattr", "hasattr") and name not in self.own and constant and not args[1].value.startswith("_"):
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
+                self._taken_as_value(node, f"{_dotted(args[0])}.{args[1].value}")
                 self._reach(node, f"{self.full(_dotted(args[0]))}.{args[1].value}", "uses")
                 self._listed_chain(node, f"{self.full(_dotted(args[0]))}.{args[1].value}")
             else:
@@ -772,8 +786,8 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
                     continue
                 for value in values:
                     root = _root(value)
-                    if _reaching(root) or (isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) and
-                                           isinstance(root, ast.Name) and root.id in foreign):
+                    held = isinstance(value, (ast.Attribute, ast.Name, ast.Subscript)) or _named_read(value)
+                    if _reaching(root) or (held and isinstance(root, ast.Name) and root.id in foreign):
                         foreign.update(t.id for t in targets if isinstance(t, ast.Name))
     return bound, foreign, imported
 
@@ -821,11 +835,7 @@ def _aliases(trees) -> dict[str, str]:
             target, value = node.targets[0], node.value
         else:
             continue
-        if isinstance(value, ast.Call) and _dotted(value.func) == "getattr" and len(value.args) >= 2 and \
-                isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str):
-            dotted = _dotted(value.args[0]) and f"{_dotted(value.args[0])}.{value.args[1].value}"
-        else:
-            dotted = _dotted(value)
+        dotted = _dotted(value)
         if dotted and dotted != target.id:
             found[target.id] = dotted
     return found

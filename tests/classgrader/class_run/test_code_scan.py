@@ -145,6 +145,13 @@ ROUTES = {
     "a module compiled by torch's compiler stack": ("import torch\nm = torch.nn.Linear(2, 2)\nm.compile()",
                                                     ".compile"),
     "a metaclass by deriving from type": ("class Meta(type):\n    pass\nMade = Meta('Made', (), {})", "a metaclass"),
+    # A third red-team pass: routes through listed means, each closed where the reading sees it.
+    "a pickle that runs code, through getattr by a constant name": (
+        "import torch\nsd = getattr(torch, 'load')('w.pt', weights_only=False)", "unpickles"),
+    "grad mode switched through getattr by a constant name": (
+        "import torch\ngetattr(torch, 'set_grad_enabled')(False)", "rest of the session"),
+    "a property of torch's tensors rewritten through getattr": (
+        "import torch\ngetattr(torch, 'Tensor').is_cuda = True", "which belongs to torch"),
 }
 
 
