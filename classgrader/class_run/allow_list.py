@@ -70,10 +70,25 @@ def dotted_allowed(dotted: str, allowed: dict[str, list]) -> tuple[bool, str]:
         value = getattr(real, name, None) if real is not None else None
         if isinstance(value, types.ModuleType):  # a submodule: allowed only by an entry of its own
             return False, f"{module}.{name}"
-        if name in names or ("*" in names and not name.startswith("_") and value is not None):
+        if f"{module}.{name}" in data()["refused"]["names"]:
+            return False, f"{module}.{name}"
+        if name in names or ("*" in names and not name.startswith("_") and value is not None and
+                             not _borrowed(module, real, name, value)):
             return True, f"{module}.{name}"
         return False, f"{module}.{name}"
     return False, parts[0]
+
+
+def _borrowed(listed: str, module, name: str, value) -> bool:
+    """A function or class a module only imports from another (torch.optim.lr_scheduler's wraps is
+    functools'): not the module's own, unless it exports it (__all__). Its C half (_heapq for
+    heapq) and, for an alias module, its real name (os.path is posixpath) count as its own."""
+    home = getattr(value, "__module__", None)
+    if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)) or not isinstance(home, str) \
+            or name in getattr(module, "__all__", ()):
+        return False
+    own = {listed.split(".")[0], module.__name__.split(".")[0]}
+    return home.lstrip("_").split(".")[0] not in own
 
 
 @functools.cache

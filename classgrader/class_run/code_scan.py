@@ -43,6 +43,7 @@ import builtins
 import functools
 import importlib
 import importlib.util
+import string
 import sys
 import types
 from collections.abc import Set as AbstractSet
@@ -115,6 +116,10 @@ WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod
 MUTATORS = {"clear", "update", "pop", "popitem", "setdefault", "append", "extend", "insert", "remove", "add",
             "discard", "sort", "reverse", "__setitem__", "__delitem__"}
 TABLES = (dict, list, set)
+# Calls that give an object attributes named by their keywords: a mapping spread into one (**d)
+# names them by what it computes, as setattr does.
+ATTRIBUTE_MAKERS = {"types.SimpleNamespace"}
+IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class made by C code whose attributes cannot be set
 UNKNOWN = ast.Constant(value=None)  # the value of an unpacked or augmented assignment
 
 
@@ -155,8 +160,8 @@ def _dotted(node) -> str | None:
     """"torch.nn.Module" for the expression torch.nn.Module (or getattr(torch.nn, "Module"));
     None for anything but names and dots."""
     parts = []
-    while isinstance(node, ast.Attribute) or _named_read(node):
-        node, attr = (node.value, node.attr) if isinstance(node, ast.Attribute) else _named_read(node)
+    while (step := (node.value, node.attr) if isinstance(node, ast.Attribute) else _named_read(node)) is not None:
+        node, attr = step
         parts.append(attr)
     if isinstance(node, ast.Name):
         return ".".join([node.id, *reversed(parts)])
@@ -167,8 +172,8 @@ def _root(node):
     """The expression a chain of attributes and subscripts hangs from (a call ends the chain:
     what it returns is a new object, unless it is one of the calls _reaching names, or getattr
     by a constant name, an attribute read)."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)) or _named_read(node):
-        node = _named_read(node)[0] if isinstance(node, ast.Call) else node.value
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)) or (read := _named_read(node)):
+        node = read[0] if isinstance(node, ast.Call) else node.value
     return node
 
 
@@ -260,6 +265,7 @@ class _Reader(ast.NodeVisitor):
         self.trusting: set[str] = set()  # methods that read their own object by a computed name: never named
         self.called: set[int] = set()  # functions of the calls visited: an __init__ taken is one not called
         self.aliases: dict[str, str] = {}  # names assigned a dotted name (_aliases)
+        self.parents: dict[int, ast.AST] = {}  # each node's parent, by id
 
     def note(self, node, what: str):
         self.noted.add(id(node))
@@ -355,6 +361,8 @@ class _Reader(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.imported and "." in self.imported[node.id]:
             self._taken_as_value(node, node.id)
+        if isinstance(node.ctx, ast.Load) and node.id in self.imported:
+            self._handed_on(node, node.id)
         if isinstance(node.ctx, ast.Load):
             if node.id in self.trusting:
                 self._names_trusting(node, node.id)
@@ -364,6 +372,51 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"reads {node.id}, which this notebook never defines")
             elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
                 self.off_list(node, f"uses the builtin {node.id}")
+
+    def _handed_on(self, node, dotted: str) -> None:
+        """A module, or a class of someone else's whose attributes can be set (torch.Tensor, a
+        probe), held where the reading does not follow it: in a container, passed to or returned
+        from a function, a default. What holds it then can write it: x = [torch.Tensor][0];
+        x.grad_fn = None would make every tensor say it recorded nothing."""
+        value = resolve(self.full(dotted))
+        if not (isinstance(value, types.ModuleType) or (isinstance(value, type) and not value.__flags__ & IMMUTABLE)):
+            return
+        if not self._followed(node):
+            self.note(node, f"hands {self.full(dotted)} on as a value, where the reading does not follow it")
+
+    def _followed(self, node) -> bool:
+        """Whether the reading follows what `node` stands for where it stands: read on, called,
+        compared, asked about (isinstance, a class pattern, getattr by a constant name), caught, derived from,
+        named by an alias or a loop over a literal (both tracked), or in an annotation."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), (ast.Compare, ast.ExceptHandler)):
+            return True  # type(x) in (A, B); except (A, B)
+        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), ast.Call):
+            parent, node = self.parents[id(parent)], parent  # isinstance(x, (A, B))
+        if isinstance(parent, (ast.Compare, ast.ExceptHandler, ast.ClassDef, ast.MatchClass)) or \
+                (isinstance(parent, ast.Attribute) and parent.value is node):
+            return True
+        if isinstance(parent, ast.Call):
+            asks = _dotted(parent.func) in ("isinstance", "issubclass", "getattr", "hasattr")
+            return parent.func is node or (asks and node in parent.args)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            in_class = isinstance(self.parents.get(id(parent)), ast.ClassDef)  # a class attribute: A.t
+            return len(targets) == 1 and isinstance(targets[0], ast.Name) and not in_class
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list:
+            return True
+        loop = self.parents.get(id(parent))
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and isinstance(loop, ast.For):
+            return loop.iter is parent
+        return self._in_annotation(node)
+
+    def _in_annotation(self, node) -> bool:
+        child, parent = node, self.parents.get(id(node))
+        while isinstance(parent, (ast.Subscript, ast.Tuple, ast.List, ast.BinOp, ast.Attribute)):
+            child, parent = parent, self.parents.get(id(parent))
+        return (isinstance(parent, ast.arg) and parent.annotation is child) or \
+            (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child) or \
+            (isinstance(parent, ast.AnnAssign) and parent.annotation is child)
 
     def _taken_as_value(self, node, dotted: str) -> None:
         """A grad-mode switch, or a call whose keywords the reading checks (torch.load), taken as a
@@ -382,6 +435,8 @@ class _Reader(ast.NodeVisitor):
             self._taken_as_value(node, dotted)
         if attr in self.trusting and isinstance(node.ctx, ast.Load):
             self._names_trusting(node, attr)
+        if attr == "seek" and id(node) not in self.called:
+            self.note(node, "takes .seek as a value, to move a file out of sight")
         if attr == "is_meta":
             self.note(node, "singles out the meta device, on which the grader stands in for an accelerator")
         if attr == "__init__" and isinstance(node.ctx, ast.Load):
@@ -394,6 +449,7 @@ class _Reader(ast.NodeVisitor):
         elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
             self._reach(node, self.full(dotted), "uses")
             self._listed_chain(node, self.full(dotted))
+            self._handed_on(node, dotted)
             return  # the whole chain at once
         elif isinstance(node.ctx, ast.Load):
             self._attribute(node, attr)
@@ -454,8 +510,11 @@ class _Reader(ast.NodeVisitor):
         if name in ("getattr", "hasattr") and name not in self.own and constant and args[1].value in self.trusting:
             self._names_trusting(node, args[1].value)
         if name in ("getattr", "hasattr") and name not in self.own and constant and not args[1].value.startswith("_"):
+            if args[1].value == "seek" and id(node) not in self.called:
+                self.note(node, "takes .seek as a value, to move a file out of sight")
             if _dotted(args[0]) and _dotted(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
                 self._taken_as_value(node, f"{_dotted(args[0])}.{args[1].value}")
+                self._handed_on(node, f"{_dotted(args[0])}.{args[1].value}")
                 self._reach(node, f"{self.full(_dotted(args[0]))}.{args[1].value}", "uses")
                 self._listed_chain(node, f"{self.full(_dotted(args[0]))}.{args[1].value}")
             else:
@@ -466,6 +525,9 @@ class _Reader(ast.NodeVisitor):
         if name == "hasattr" and name not in self.own:
             self.note(node, "uses hasattr with a name it computes")
         self._keywords(node)
+        self._names_attributes(node)
+        self._seeks(node)
+        self._formats(node)
         if isinstance(func, ast.Attribute) and func.attr == "__init__" and \
                 not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and \
                 not (args and _is_self(args[0], self) and self._in_constructor()):
@@ -478,6 +540,43 @@ class _Reader(ast.NodeVisitor):
                                      target.id not in self.imported and target.id not in dir(builtins)):
                 self.note(node, f"changes {_dotted(func.value) or 'a namespace'} with .{func.attr}()")
         self.generic_visit(node)
+
+    def _names_attributes(self, node) -> None:
+        """Keywords that become attribute names: a dunder given as one (SimpleNamespace(
+        __array_interface__=...) hands numpy a raw pointer to the process's memory), and a mapping
+        spread into a maker of attributes, whose names are computed; a class made by enum's call
+        (Enum("E", names)), whose members' names are."""
+        for keyword in node.keywords:
+            if keyword.arg and keyword.arg.startswith("__") and keyword.arg.endswith("__"):
+                self.note(node, f"gives {keyword.arg} as a keyword, an attribute by that name")
+        called = self.full(_dotted(node.func) or "")
+        if called in ATTRIBUTE_MAKERS and any(
+                keyword.arg is None and not (isinstance(keyword.value, ast.Dict) and all(
+                    isinstance(key, ast.Constant) and isinstance(key.value, str) and not key.value.startswith("_")
+                    for key in keyword.value.keys)) for keyword in node.keywords):
+            self.note(node, f"gives a {called} attributes named by a mapping (**), as setattr does")
+        if called.startswith("enum.") and (len(node.args) > 1 or any(k.arg == "names" for k in node.keywords)):
+            self.note(node, f"makes a class with {called}(), its members named by values, as type() does")
+
+    def _seeks(self, node) -> None:
+        """A file moved anywhere but its start: the process's memory is a file (/proc/self/mem),
+        read and written at the address id() gives, and numpy's fromfile moves one by `offset`."""
+        read = _named_read(node.func)
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else read and read[1]
+        if attr == "seek" and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
+            self.note(node, "moves a file to a position it computes, as a write into the process's memory does")
+
+    def _formats(self, node) -> None:
+        """"{0.sys.modules}".format(torch): a format string's fields read attributes and items by name."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("format", "format_map") and \
+                isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+            try:
+                fields = _fields(func.value.value)
+            except ValueError:
+                return  # it fails when it runs
+            if any("." in field or "[" in field for field in fields):
+                self.note(node, "reads attributes or items by name through a format string")
 
     def _reads_own(self, node) -> bool:
         """getattr by a computed name that reads only the student's own object (own_reads)."""
@@ -507,8 +606,8 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"unpickles: passes {keyword.arg} to {dotted}, which runs code from the file")
             elif keyword.arg in rules.get("constant", {}) and not (
                     isinstance(keyword.value, ast.Constant) and keyword.value.value == rules["constant"][keyword.arg]):
-                self.note(node, f"unpickles with {dotted}({keyword.arg}={ast.unparse(keyword.value)}), "
-                                "which runs code from the file")
+                what = rules.get("why", "unpickles with {call}, which runs code from the file")
+                self.note(node, what.format(call=f"{dotted}({keyword.arg}={ast.unparse(keyword.value)})"))
 
     def visit_With(self, node):
         self.blocks.update(id(item.context_expr) for item in node.items)  # with torch.no_grad(): a block
@@ -629,6 +728,9 @@ class _Reader(ast.NodeVisitor):
             elif isinstance(root, ast.Name) and root.id in self.foreign:
                 if self.full(_dotted(target) or "") not in SETTINGS:
                     self.note(target, f"{verb} {shown}, which belongs to {root.id}")
+            elif isinstance(target, ast.Attribute) and not isinstance(root, ast.Name):
+                # [torch.Tensor][0].is_cuda = True, f().x = ...: whose object it is, the reading cannot say
+                self.note(target, f"{verb} .{target.attr} of an object it does not name")
             elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
                     not (self._in_constructor() and _is_self(target.value, self)):
                 self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")
@@ -651,6 +753,7 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node):
+        self._annotation(node.annotation)
         self._target(node.target, "assigns to", node.value if node.value is not None else UNKNOWN)
         self.generic_visit(node)
 
@@ -659,9 +762,28 @@ class _Reader(ast.NodeVisitor):
             self._target(target, "deletes")
         self.generic_visit(node)
 
+    def _annotation(self, annotation) -> None:
+        """An annotation written as text is code to whatever evaluates it (typing.get_type_hints,
+        torch's data pipes): the text is read as the expression it spells."""
+        for inner in ast.walk(annotation) if annotation is not None else ():
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                try:
+                    expression = ast.parse(inner.value.strip(), mode="eval")
+                except (SyntaxError, ValueError):
+                    continue  # it fails when it is evaluated
+                for part in ast.walk(expression):
+                    if hasattr(part, "lineno"):
+                        part.lineno = inner.lineno
+                self.visit(expression)
+
+    def visit_arg(self, node):
+        self._annotation(node.annotation)
+        self.generic_visit(node)
+
     def _function(self, node):
         self._rebinds(node, node.name, None)
         self._held_open(node)
+        self._annotation(node.returns)
         self.blocks.update(id(decorator) for decorator in node.decorator_list)  # @torch.no_grad()
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
@@ -711,6 +833,15 @@ class _Reader(ast.NodeVisitor):
         self.functions.pop()
         self.scopes.pop()
 
+    def visit_MatchClass(self, node):
+        """case object(sys=s): each keyword of a class pattern reads the attribute it names."""
+        for attr in node.kwd_attrs:
+            if (attr.startswith("__") and attr.endswith("__")) or attr in INTERNALS:
+                self.note(node, f"reaches .{attr}")
+            else:
+                self._attribute(node, attr)
+        self.generic_visit(node)
+
     def visit_MatchAs(self, node):
         if node.name is not None and node.name in self.protected:  # case [isinstance]: a builtin bound to anything
             self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
@@ -720,6 +851,14 @@ class _Reader(ast.NodeVisitor):
         if node.name is not None and node.name in self.protected:
             self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
         self.generic_visit(node)
+
+
+def _fields(text: str) -> list[str]:
+    """The field names of a format string, those in its format specs included ("{0:{1.x}}")."""
+    fields = []
+    for _, field, spec, _ in string.Formatter().parse(text):
+        fields += [field or "", *(_fields(spec) if spec else [])]
+    return fields
 
 
 def _is_self(node, reader: _Reader) -> bool:
@@ -894,6 +1033,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.course_defined = set(course_callables)
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         reader.own_attributes, reader.aliases = given_attributes, aliases
+        reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         try:
             reader.visit(tree)
         except RecursionError:  # nested past what the reading walks: unread is not clean
