@@ -17,14 +17,18 @@ course needs none of the means such rewriting takes, which are named as such:
 
 - code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
   a computed getattr (but the two shapes that read only the student's own object, own_reads.py),
-  setattr, vars();
+  setattr, vars(), type hints written as text (read as the code they spell), attribute names
+  in a format string, a class pattern, a dunder keyword or a mapping spread into SimpleNamespace;
+- the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
+  __array_interface__ (a raw pointer);
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
   and super().__init__, torch._C, global hooks, the check library's records, and any module
   reached through another (torch.sys), each resolved against the real module in the grader;
 - changing what is not the student's: assignments and deletions into modules, into classes
-  reached through type() or a computed getattr, of a method's name on anything but a
-  constructor's self, mutating calls on a module's tables;
+  reached through type() or a computed getattr, onto an object the target does not name, of a
+  method's name on anything but a constructor's self, mutating calls on a module's tables; a
+  module or a settable class handed on where the reading does not follow it;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
   comparison, truth, conversion or attribute lookup; a builtin or a helper of the course's own
   cells redefined as code (the tests would call it); grad mode or a default switched anywhere
