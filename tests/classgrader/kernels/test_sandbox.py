@@ -269,6 +269,8 @@ def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, make_jail, covered):
             "tmp": attempt(lambda: write(f"/tmp/{marker}")),
             "dev shm": attempt(lambda: write(f"/dev/shm/{marker}")),
             "dev null": attempt(lambda: write("/dev/null")),
+            # Its own memory as a file: written at an address, it rewrites the process (probes included).
+            "own memory": attempt(lambda: open("/proc/self/mem", "r+b").close()),
             "home": os.environ["HOME"], "cwd": os.getcwd(),
         }
 
@@ -280,11 +282,14 @@ def test_writes_only_in_workdir_and_a_private_tmp(tmp_path, make_jail, covered):
     assert report["repo"] in ("EROFS", "EACCES"), report
     assert report["var tmp"] == "ENOENT", report  # not even there: it was not exposed
     assert report["tmp"] == report["dev shm"] == "ok", report
+    assert attempt(lambda: open("/proc/self/mem", "r+b").close()) == "ok"  # outside, a process may
+    assert report["own memory"] in ("EACCES", "EROFS"), report
     assert report["cwd"] == jail.workdir and report["home"].startswith("/tmp/")
     assert Path(jail.workdir, "result.txt").stat().st_uid == NOBODY.pw_uid
     for place in ("/tmp", "/dev/shm", "/var/tmp", "/root", REPO, REPO / "autograder"):
         assert not Path(place, marker).exists(), place
-    covered("only the work area, a private /tmp and /dev/shm are writable; exposed paths read-only")
+    covered("only the work area, a private /tmp and /dev/shm are writable; exposed paths read-only; "
+            "not its own memory (/proc/self/mem)")
 
 
 def test_only_the_allowed_paths_are_there(tmp_path, make_jail, covered):
