@@ -28,7 +28,8 @@ course needs none of the means such rewriting takes, which are named as such:
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
-  module or a settable class handed on where the reading does not follow it;
+  module or a settable class handed on where the reading does not follow it, by a notebook that
+  writes an attribute by one of its names on anything;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
   comparison, truth, conversion or attribute lookup; a builtin or a helper of the course's own
   cells redefined as code (the tests would call it); grad mode or a default switched anywhere
@@ -254,6 +255,7 @@ class _Reader(ast.NodeVisitor):
         # members): readable on any object. A name it merely binds (a parameter, a variable)
         # is not: spelling `def f(_ctypes): ...` makes no attribute of anything the student's.
         self.own_attributes: frozenset = frozenset()
+        self.written: frozenset = frozenset()  # attribute names the notebook writes on anything (_attributes_written)
         self.noted: set[int] = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
@@ -379,11 +381,15 @@ class _Reader(ast.NodeVisitor):
 
     def _handed_on(self, node, dotted: str) -> None:
         """A module, or a class of someone else's whose attributes can be set (torch.Tensor, a
-        probe), held where the reading does not follow it: in a container, passed to or returned
-        from a function, a default. What holds it then can write it: x = [torch.Tensor][0];
-        x.grad_fn = None would make every tensor say it recorded nothing."""
+        probe), held where the reading does not follow it (in a container, passed to or returned
+        from a function, a default) by a notebook that writes, on some object, an attribute that
+        module or class has. What holds it then can write it: x = [torch.Tensor][0]; x.grad_fn =
+        None would make every tensor say it recorded nothing. A notebook that writes none of its
+        names (nn.ReLU as a default, a dict of optimizers) cannot change it so."""
         value = resolve(self.full(dotted))
         if not (isinstance(value, types.ModuleType) or (isinstance(value, type) and not value.__flags__ & IMMUTABLE)):
+            return
+        if self.written.isdisjoint(dir(value)):
             return
         if not self._followed(node):
             self.note(node, f"hands {self.full(dotted)} on as a value, where the reading does not follow it")
@@ -954,6 +960,22 @@ def _attributes_given(trees) -> set[str]:
     return names
 
 
+def _attributes_written(trees) -> frozenset[str]:
+    """Attribute names the notebook writes on some object, whichever: assigned, augmented or
+    deleted (x.a = ...), by setattr or delattr with a constant name, or as a keyword of a maker of
+    attributes (SimpleNamespace(a=...), whose object functools.wraps can copy onto another)."""
+    names = set()
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.attr)
+        elif isinstance(node, ast.Call) and (_dotted(node.func) or "").split(".")[-1] in ("setattr", "delattr") \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            names.add(str(node.args[1].value))
+        elif isinstance(node, ast.Call) and (_dotted(node.func) or "").split(".")[-1] == "SimpleNamespace":
+            names |= {keyword.arg for keyword in node.keywords if keyword.arg}
+    return frozenset(names)
+
+
 def _members(body: list) -> list[str]:
     """The names a class body's statements define: methods, class attributes, annotated fields."""
     names = []
@@ -1012,6 +1034,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     trees = [None if tree is UNREADABLE else tree for tree in trees]
     bound, foreign, imported = _names(trees)
     given_attributes = frozenset(_attributes_given(trees) - MODULE_NAMES)
+    written = _attributes_written(trees)
     own = frozenset(bound | given_attributes)
     aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)
@@ -1037,6 +1060,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.course_defined = set(course_callables)
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         reader.own_attributes, reader.aliases = given_attributes, aliases
+        reader.written = written
         reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         try:
             reader.visit(tree)

@@ -299,7 +299,7 @@ def cases(unit):
 # flagged for review all the same (their score stands). The count is docs/threat-model.md's.
 HONEST_BUT_FLAGGED = {
     ("02_devices", "alternative_b"): "imports torch.utils._pytree.tree_map",  # a private module of torch
-    ("02_devices", "alternative_d"): "on as a value",                         # a module held in a variable
+    ("02_devices", "alternative_d"): "reads .is_available",                   # on a module held in a variable
     ("05_no_grad", "alternative_c"): "uses torch._foreach_mul_",              # a private function of torch
     ("07_checkpoints", "alternative_a"): "uses vars",                         # dict(vars(config)): any namespace
 }
@@ -529,3 +529,15 @@ def test_code_too_deep_to_read_is_a_finding_not_a_crash():
     deep = "x = 1\ny = " + " + ".join(["x"] * 50_000)
     found = code_scan.scan([deep, "import gc"])
     assert found[0].what.startswith("is too deep") and any("gc" in f.what for f in found), found
+
+
+@pytest.mark.parametrize("code", [
+    "from torch import nn\ndef mlp(act=nn.ReLU):\n    return nn.Sequential(nn.Linear(2, 2), act())",
+    "from torch import nn\nACTS = {'relu': nn.ReLU, 'tanh': nn.Tanh}\nlayer = ACTS['relu']()",
+    "import torch\ndef make(m, adam):\n    cls = torch.optim.Adam if adam else torch.optim.SGD\n"
+    "    return cls(m.parameters(), lr=0.1)",
+    "import functools\nfrom torch import nn\nmake = functools.partial(nn.Linear, bias=False)\n"
+    "m = make(2, 3)\nm.weight.requires_grad = False",
+])
+def test_a_class_handed_on_by_a_notebook_that_writes_none_of_its_attributes_is_clean(code):
+    assert code_scan.scan([code]) == []
