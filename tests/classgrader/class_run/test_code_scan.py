@@ -531,13 +531,34 @@ def test_code_too_deep_to_read_is_a_finding_not_a_crash():
     assert found[0].what.startswith("is too deep") and any("gc" in f.what for f in found), found
 
 
-@pytest.mark.parametrize("code", [
-    "from torch import nn\ndef mlp(act=nn.ReLU):\n    return nn.Sequential(nn.Linear(2, 2), act())",
-    "from torch import nn\nACTS = {'relu': nn.ReLU, 'tanh': nn.Tanh}\nlayer = ACTS['relu']()",
-    "import torch\ndef make(m, adam):\n    cls = torch.optim.Adam if adam else torch.optim.SGD\n"
-    "    return cls(m.parameters(), lr=0.1)",
-    "import functools\nfrom torch import nn\nmake = functools.partial(nn.Linear, bias=False)\n"
-    "m = make(2, 3)\nm.weight.requires_grad = False",
-])
-def test_a_class_handed_on_by_a_notebook_that_writes_none_of_its_attributes_is_clean(code):
-    assert code_scan.scan([code]) == []
+
+# Everyday code of honest answers, each a shape a rule of the reading comes near.
+EVERYDAY = {
+    "a class as a default": "from torch import nn\ndef mlp(act=nn.ReLU):\n"
+                            "    return nn.Sequential(nn.Linear(2, 2), act())",
+    "a dict of classes": "from torch import nn\nACTS = {'relu': nn.ReLU, 'tanh': nn.Tanh}\nlayer = ACTS['relu']()",
+    "a class chosen": "import torch\ndef make(m, adam):\n    cls = torch.optim.Adam if adam else torch.optim.SGD\n"
+                      "    return cls(m.parameters(), lr=0.1)",
+    "a class returned": "from torch import nn\ndef act(name):\n    return nn.ReLU if name == 'relu' else nn.Tanh",
+    "a partial of a class": "import functools\nfrom torch import nn\nmake = functools.partial(nn.Linear, bias=False)\n"
+                            "m = make(2, 3)\nm.weight.requires_grad = False",
+    "isinstance over a tuple": "from torch import nn\ndef init(m):\n    if isinstance(m, (nn.Linear, nn.Conv2d)):\n"
+                               "        nn.init.zeros_(m.bias)",
+    "a function as a default": "import torch.nn.functional as F\ndef loss(p, t, fn=F.mse_loss):\n    return fn(p, t)",
+    "layers in a list": "from torch import nn\nlayers = [nn.Linear(2, 4), nn.ReLU()]\nmodel = nn.Sequential(*layers)",
+    "dtypes in a loop": "import torch\nfor dt in [torch.float32, torch.float64]:\n    x = torch.zeros(2, dtype=dt)",
+    "a device picked": "import torch\ndef pick():\n"
+                       "    return torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+    "an enum": "import enum\nclass Mode(enum.Enum):\n    TRAIN = 1\n    EVAL = 2",
+    "a file read from its start": "with open('x.bin', 'rb') as f:\n    f.seek(0)\n    data = f.read()",
+    "hints, as text too": "from torch import nn\ndef f(m: 'nn.Module') -> nn.Module:\n    return m",
+    "a dataclass": "from dataclasses import dataclass\n@dataclass\nclass Config:\n    lr: float = 0.1",
+    "parameters frozen in a loop": "from torch import nn\nm = nn.Linear(2, 2)\nfor name, p in m.named_parameters():\n"
+                                   "    p.requires_grad = False\n    p.grad = None",
+    "a child's bias removed": "from torch import nn\nm = nn.Sequential(nn.Linear(2, 2))\nm[0].bias = None",
+}
+
+
+@pytest.mark.parametrize("shape", EVERYDAY)
+def test_everyday_code_reads_clean(shape):
+    assert code_scan.scan([EVERYDAY[shape]]) == []
