@@ -293,11 +293,13 @@ _RAW_ERRORS = [
     (("element 0 of tensors does not require grad", "backward through the graph a second time",
       "leaf variable that requires grad", "modified by an inplace operation", "requires grad",
       "inference tensors", "does not have a grad_fn", "grad can be implicitly created only"), "graph",
-     "autograd's graph is not what that operation needs: check which tensors require grad, what "
-     "recorded them (no_grad, detach) and whether backward already used that graph"),
+     "autograd's graph is not what that operation needs: check which tensors require grad, where "
+     "no_grad or detach kept them out of the graph, what an in-place operation changed, and "
+     "whether backward already used that graph"),
     (("expected scalar type", "dtype", "result type", "can't be cast", "not implemented for"), "dtype",
-     "two tensors that meet in one operation have different dtypes, or the operation does not "
-     "exist for that dtype: check each tensor's .dtype"),
+     "two tensors that meet in one operation have dtypes it does not mix, an in-place or out= "
+     "result does not fit its tensor's dtype, or the operation does not exist for that dtype: "
+     "check each tensor's .dtype"),
     (("shape", "size of tensor", "sizes of tensors", "cannot be multiplied", "must match the size",
       "dimension out of range", "invalid for input of size", "view size is not compatible",
       "size mismatch"), "shape",

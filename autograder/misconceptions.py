@@ -29,8 +29,8 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "integer-truncation", "integer tensors silently truncating",
         "An integer tensor cannot hold a fraction. Dividing with / gives a floating-point "
         "result, but // rounds down (-7 // 2 is -4), converting a result to an integer dtype "
-        "cuts off its fraction, and writing a float into an integer tensor (t[i] = 2.7, a slice "
-        "or mask assignment, copy_, fill_) truncates it silently, while in-place arithmetic "
+        "cuts off its fraction, and writing a float into an integer tensor (t[i] = 2.7, "
+        "t[mask] = 2.7, a slice, copy_, fill_) truncates it silently, while in-place arithmetic "
         "(add_, +=) and out= refuse a floating-point result with an error. Compute in a "
         "floating-point dtype."),
     Misconception(
@@ -96,12 +96,12 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "its graph saved is freed by its first backward()."),
     Misconception(
         "recording-by-value", "recording decided by values rather than by requires_grad",
-        "Autograd records an operation when recording is on (not under no_grad), one of its "
-        "inputs requires grad, and its result can carry a gradient; the values never matter, so "
-        "a product with zero is recorded. An operation whose result cannot carry a gradient (a "
-        "comparison such as u > 0, argmax, anything with an integer or bool result) records "
-        "nothing, and neither does an operation on a detached tensor alone or one run under "
-        "no_grad."),
+        "Autograd records an operation when recording is on (not under no_grad or "
+        "inference_mode), one of its inputs requires grad, and its result can carry a "
+        "gradient; the values never matter, so a product with zero is recorded. An operation "
+        "whose result cannot carry a gradient (a comparison such as u > 0, argmax, anything "
+        "with an integer or bool result) records nothing, and neither does an operation on a "
+        "detached tensor alone or one run under no_grad."),
     # Unit 05: no_grad and detach.
     Misconception(
         "missing-no-grad", "missing no_grad",
@@ -193,9 +193,9 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
     Misconception(
         "swapped-loss-arguments", "loss arguments swapped",
         "A loss function takes the prediction first and the target second. For a symmetric "
-        "loss such as mse_loss the order does not show, but for cross-entropy, a weighted "
-        "loss or any other asymmetric one, loss_fn(target, prediction) is a different number "
-        "with a different gradient."),
+        "loss such as mse_loss the order does not show, but for cross-entropy, a loss "
+        "weighted by the target or any other asymmetric one, loss_fn(target, prediction) is a "
+        "different number with a different gradient."),
     Misconception(
         "non-strict-load", "load_state_dict(strict=False) on a checkpoint that does not match",
         "With strict=False, load_state_dict skips every name the model and the file do not "
