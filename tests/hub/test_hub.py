@@ -457,6 +457,10 @@ def check_start_pages(students: dict[str, Person], covered) -> None:
         home = Path(pwd.getpwnam(name).pw_dir)
         for path in want:
             assert (home / path).stat().st_uid == uid(name), f"{name}'s {path} is not their own copy"
+        # Their file browser shows their work, not the settings the hub wrote in their home.
+        listed = student.page.locator(".jp-DirListing-itemText").all_inner_texts()
+        assert {"lessons", ASSIGNMENT} <= set(listed) and "nbgrader_config.py" not in listed, listed
+        assert (home / "nbgrader_config.py").exists()
         student.shot("start-page")
     covered(f"each student's lab opened on {want[0]} (left) and {want[1]} (right), their own copies in their home")
 
