@@ -51,8 +51,10 @@ import importlib.util
 import string
 import sys
 import types
+from collections import Counter
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from keyword import iskeyword
 from pathlib import Path
 
 from classgrader.class_run import allow_list, own_reads
@@ -99,6 +101,10 @@ INTERNALS = {"f_globals", "f_locals", "f_back", "f_builtins", "f_code", "f_trace
              # C access from an object an answer may hold (numpy's array.ctypes is the ctypes module's way in)
              "ctypes", "_ctypes", "pythonapi", "CDLL", "PyDLL", "cdll", "pydll", "dlopen"}
 CONTEXT_MANAGERS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
+# Context managers a generator may hold entered across a yield: they open a file or a folder,
+# or catch, and change nothing of the process's state for the code that runs meanwhile.
+HELD_HARMLESSLY = {"open", "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "contextlib.suppress",
+                   "contextlib.nullcontext", "io.BytesIO", "io.StringIO", "warnings.catch_warnings"}
 # Grad modes and defaults switched for the rest of the session when called as a statement.
 SESSION_SWITCHES = {"set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "set_default_device",
                     "set_default_dtype", "set_default_tensor_type"}
@@ -114,6 +120,11 @@ METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one m
 # Names of modules: an attribute of the notebook's own by that name (self.sys) never makes one
 # readable elsewhere (torch.sys, reached through a parameter the reading cannot resolve).
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "classgrader", "autograder", "utils"}
+# Decorators that write methods or attributes onto what they are given (dataclass sets __init__ and
+# __eq__, total_ordering the comparisons, the others a flag): on the notebook's own class or function
+# they build it; on torch.Tensor or a probe they rewrite it.
+CLASS_WRITERS = {"dataclasses.dataclass", "functools.total_ordering", "typing.final", "typing.runtime_checkable",
+                 "typing.no_type_check", "typing.dataclass_transform", "abc.abstractmethod"}
 # Builtins and helpers that hand back whatever they were given: what they return may be code.
 PASS_THROUGH = {"next", "min", "max", "getattr", "iter", "reversed", "sorted", "choice", "reduce", "copy",
                 "deepcopy", "get", "pop", "setdefault", "nullcontext"}
@@ -121,6 +132,8 @@ WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod
 MUTATORS = {"clear", "update", "pop", "popitem", "setdefault", "append", "extend", "insert", "remove", "add",
             "discard", "sort", "reverse", "__setitem__", "__delitem__"}
 TABLES = (dict, list, set)
+# Methods that take a format string, whose fields read attributes and items by name.
+FORMATTING = {"format", "format_map", "vformat"}
 # Calls that give an object attributes named by their keywords: a mapping spread into one (**d)
 # names them by what it computes, as setattr does.
 ATTRIBUTE_MAKERS = {"types.SimpleNamespace"}
@@ -138,13 +151,51 @@ class Finding:
         return f"cell {self.cell + 1}, line {self.line}: {self.what}"
 
 
-def python_of(source: str) -> str:
-    """A cell's source as IPython runs it: magics and shell escapes as the calls they make."""
+def python_of(source: str, shadowed: AbstractSet[str] = frozenset()) -> str:
+    """A cell's source as IPython runs it: magics and shell escapes as the calls they make, and
+    a cell of one line that starts with a magic's name as that magic (IPython's automagic:
+    `env NAME=1`, `run x.py`), unless `shadowed` holds that name (a variable of the notebook's)."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
-        return TransformerManager().transform_cell(source)
+        cell = TransformerManager().transform_cell(source)
     except Exception:  # not valid even to IPython: the cell fails when it runs
         return source
+    return _automagic(cell, shadowed) or cell
+
+
+@functools.cache
+def _line_magics() -> frozenset:
+    """The names IPython runs as line magics without their %: its own magics, its aliases of
+    shell commands (ls, rm, cp...) and of magics (hist, ed, rep), the kernel's (less, clear...)."""
+    from IPython.core import alias, magics
+    from IPython.core.magic import Magics
+    names = {"hist", "ed", "rep"}
+    kinds = [getattr(magics, name) for name in dir(magics)]
+    try:
+        from ipykernel.zmqshell import KernelMagics
+        kinds.append(KernelMagics)
+    except Exception:  # no kernel here: its magics are the shell's, as above
+        pass
+    for kind in kinds:
+        if isinstance(kind, type) and issubclass(kind, Magics):
+            names |= set(getattr(kind, "magics", {}).get("line", {}))
+    return frozenset(names | {name for name, _ in alias.default_aliases()})
+
+
+def _automagic(cell: str, shadowed: AbstractSet[str]) -> str | None:
+    """What IPython's prefilter makes of a cell of one line that starts with a magic's name
+    (automagic, on by default): the magic's call, as IPython writes it. A name the notebook's
+    variables, the builtins or the keywords shadow stays Python, and so does an assignment
+    (`ls = [1, 2]`); None where the cell is Python as it stands."""
+    if len(cell.splitlines()) != 1:
+        return None
+    from IPython.core.splitinput import LineInfo
+    line = LineInfo(cell.splitlines()[0])
+    if line.esc or line.ifun not in _line_magics() or line.the_rest[:1] in ("=", ","):
+        return None
+    if line.ifun in shadowed or line.ifun in dir(builtins) or iskeyword(line.ifun):
+        return None
+    return f"get_ipython().run_line_magic({line.ifun!r}, {line.the_rest!r})\n"
 
 
 def _within(name: str, parts) -> bool:
@@ -271,6 +322,7 @@ class _Reader(ast.NodeVisitor):
         self.trusting: set[str] = set()  # methods that read their own object by a computed name: never named
         self.called: set[int] = set()  # functions of the calls visited: an __init__ taken is one not called
         self.aliases: dict[str, str] = {}  # names assigned a dotted name (_aliases)
+        self.bindings: Counter = Counter()  # how many times the notebook binds each name (_bindings)
         self.parents: dict[int, ast.AST] = {}  # each node's parent, by id
 
     def note(self, node, what: str):
@@ -436,7 +488,11 @@ class _Reader(ast.NodeVisitor):
         if id(node) in self.called or id(node) in self.blocks or isinstance(getattr(node, "ctx", None),
                                                                              (ast.Store, ast.Del)):
             return
-        if full.split(".")[-1] in SESSION_SWITCHES or allow_list.keyword_rules(full) is not None:
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.ClassDef) and node in parent.decorator_list:
+            return  # @dataclass: what it writes onto is the class below it, the notebook's own
+        if full.split(".")[-1] in SESSION_SWITCHES or allow_list.keyword_rules(full) is not None or \
+                full in CLASS_WRITERS:
             self.note(node, f"takes {full} as a value, to be called out of sight")
 
     def visit_Attribute(self, node):
@@ -447,6 +503,8 @@ class _Reader(ast.NodeVisitor):
             self._names_trusting(node, attr)
         if attr == "seek" and id(node) not in self.called:
             self.note(node, "takes .seek as a value, to move a file out of sight")
+        if attr in FORMATTING and id(node) not in self.called:
+            self._formats(node)  # '{0.x}'.format taken, to be called elsewhere
         if attr == "is_meta":
             self.note(node, "singles out the meta device, on which the grader stands in for an accelerator")
         if attr == "__init__" and isinstance(node.ctx, ast.Load):
@@ -538,6 +596,7 @@ class _Reader(ast.NodeVisitor):
         self._names_attributes(node)
         self._seeks(node)
         self._formats(node)
+        self._backend(node)
         if isinstance(func, ast.Attribute) and func.attr == "__init__" and \
                 not (isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super") and \
                 not (args and _is_self(args[0], self) and self._in_constructor()):
@@ -568,6 +627,16 @@ class _Reader(ast.NodeVisitor):
         if called.startswith("enum.") and (len(node.args) > 1 or any(k.arg == "names" for k in node.keywords)):
             self.note(node, f"makes a class with {called}(), its members named by values, as type() does")
 
+    def _backend(self, node) -> None:
+        """matplotlib imports the module a backend names ("module://name"): a backend= keyword
+        (savefig's) that is not a constant naming one of its own is an import by name."""
+        for given in node.keywords:
+            value = given.value
+            if given.arg == "backend" and not (isinstance(value, ast.Constant) and isinstance(value.value, str)
+                                                  and not value.value.startswith("module:")):
+                self.note(node, "passes a backend it computes or one of 'module://', a module matplotlib imports "
+                                "by name")
+
     def _seeks(self, node) -> None:
         """A file moved anywhere but its start: the process's memory is a file (/proc/self/mem),
         read and written at the address id() gives, and numpy's fromfile moves one by `offset`."""
@@ -577,16 +646,26 @@ class _Reader(ast.NodeVisitor):
             self.note(node, "moves a file to a position it computes, as a write into the process's memory does")
 
     def _formats(self, node) -> None:
-        """"{0.sys.modules}".format(torch): a format string's fields read attributes and items by name."""
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("format", "format_map") and \
-                isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+        """"{0.sys.modules}".format(torch): a format string's fields read attributes and items by
+        name, wherever the string is used as one: the receiver of .format or .format_map, called or
+        taken, and the first argument of a call of .format, .vformat or .format_map (str.format(text,
+        ...), string.Formatter().format(text, ...))."""
+        func = node.func if isinstance(node, ast.Call) else node
+        if not (isinstance(func, ast.Attribute) and func.attr in FORMATTING):
+            return
+        texts = [func.value] if func.attr != "vformat" else []
+        if isinstance(node, ast.Call) and node.args:
+            texts.append(node.args[0])
+        for text in texts:
+            if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+                continue
             try:
-                fields = _fields(func.value.value)
+                fields = _fields(text.value)
             except ValueError:
-                return  # it fails when it runs
+                continue  # it fails when it runs
             if any("." in field or "[" in field for field in fields):
                 self.note(node, "reads attributes or items by name through a format string")
+                return
 
     def _reads_own(self, node) -> bool:
         """getattr by a computed name that reads only the student's own object (own_reads)."""
@@ -640,23 +719,50 @@ class _Reader(ast.NodeVisitor):
         if last in ("update_wrapper", "wraps") and (
                 any(k.arg in ("assigned", "updated") for k in node.keywords) or len(node.args) > plain_arguments):
             self.note(node, f"copies chosen attributes with {name}")
-        elif last == "register" and name.split(".")[0] in ("abc", "numbers", "collections"):
-            self.note(node, f"makes a class pass isinstance() with {name}")
+        elif last == "register" and name.split(".")[0] in ("abc", "numbers", "collections", "typing"):
+            self.note(node, f"makes a class pass isinstance() with {name}")  # typing.Sequence is collections.abc's
+        outer = self.full(_dotted(node.func.func) or "") if isinstance(node.func, ast.Call) else ""
+        writer = name if name in CLASS_WRITERS else outer if outer in CLASS_WRITERS else None
+        if writer and node.args and not self._own_definition(node.args[0]):
+            self.note(node, f"changes {ast.unparse(node.args[0])} with {writer}, which writes methods or "
+                            "attributes onto what it is given, not a class or function the notebook defines")
+
+    def _own_definition(self, node) -> bool:
+        """A name the notebook's own def or class binds, never an import's or an alias's."""
+        return isinstance(node, ast.Name) and node.id in self.defined and node.id not in self.foreign and \
+            node.id not in self.imported
 
     def _held_open(self, node) -> None:
-        """A generator that yields inside a grad-mode block keeps the mode on while it is
-        suspended: advanced once, it switches it for the rest of the session. As a context
-        manager (@contextmanager) it is a block like any other."""
-        if any(self.full(_dotted(d.func if isinstance(d, ast.Call) else d) or "") in CONTEXT_MANAGERS
-               for d in node.decorator_list):
+        """A generator that yields inside a `with` keeps what the `with` entered while it is
+        suspended: advanced once, a grad mode, a default device (`with torch.device("meta")`) or
+        a context manager of the notebook's holding one stays on for the rest of the session. As
+        a context manager (@contextmanager, by a name the notebook never rebinds) it is a block
+        like any other; a context that only opens a file or a folder is held harmlessly."""
+        if any(self._real_context_manager(d) for d in node.decorator_list):
             return
         for block in ast.walk(node):
-            switches = [item for item in getattr(block, "items", []) if isinstance(item.context_expr, ast.Call)
-                        and self.full(_dotted(item.context_expr.func) or "").split(".")[-1] in SESSION_SWITCHES]
-            if isinstance(block, (ast.With, ast.AsyncWith)) and switches and \
-                    any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
-                self.note(block, f"keeps {_dotted(switches[0].context_expr.func)} on across a yield")
-                return
+            if not isinstance(block, (ast.With, ast.AsyncWith)) or \
+                    not any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(block)):
+                continue
+            for item in block.items:
+                expression = item.context_expr
+                called = self.full(_dotted(expression.func) or "") if isinstance(expression, ast.Call) else ""
+                if called.split(".")[-1] in SESSION_SWITCHES and isinstance(expression, ast.Call):
+                    self.note(block, f"keeps {_dotted(expression.func)} on across a yield")
+                    return
+                if called not in HELD_HARMLESSLY or called in self.own:
+                    shown = called or ast.unparse(expression)
+                    self.note(block, f"keeps {shown} entered across a yield, where it may hold a grad mode "
+                                     "or a default device")
+                    return
+
+    def _real_context_manager(self, decorator) -> bool:
+        """@contextmanager (or @contextlib.contextmanager), by a name bound once in the notebook:
+        its import, never rebound to something else."""
+        dotted = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+        head = dotted.split(".")[0]
+        heads = {head, self.aliases.get(head, "").split(".")[0]} - {""}
+        return self.full(dotted) in CONTEXT_MANAGERS and all(self.bindings.get(name, 0) == 1 for name in heads)
 
     def _switch(self, node) -> None:
         """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
@@ -885,16 +991,39 @@ def _reaching_foreign(node, foreign: set[str]) -> bool:
 UNREADABLE = "unread"  # a cell too deep or too large for the grader to parse: itself a finding
 
 
-def _trees(sources: list[str]) -> list:
+def _trees(sources: list[str], deleted: AbstractSet[str] | None = None) -> list:
     trees: list[ast.Module | str | None] = []
+    shadowed: set[str] = set()  # variables an earlier cell binds by a statement of its own
     for source in sources:
         try:
-            trees.append(ast.parse(python_of(source)))
+            trees.append(ast.parse(python_of(source, shadowed - set(deleted or ()))))
         except SyntaxError:
             trees.append(None)  # it fails when it runs; nothing of it can run
         except (RecursionError, MemoryError, ValueError):
             trees.append(UNREADABLE)
+        if isinstance(trees[-1], ast.Module):
+            shadowed |= _top_level_names(trees[-1])
+    if deleted is None:  # a name deleted anywhere may be unbound when a later cell runs: no shadow
+        gone = {target.id for tree in trees if isinstance(tree, ast.Module) for node in ast.walk(tree)
+                if isinstance(node, ast.Delete) for target in node.targets if isinstance(target, ast.Name)}
+        if gone & shadowed:
+            return _trees(sources, gone)
     return trees
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a cell binds by a statement of its own at its top (x = ..., import, def, class),
+    not inside a block that may not run: variables that shadow a magic's name in later cells."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name != "*"}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+    return names
 
 
 def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
@@ -939,6 +1068,28 @@ def _names(trees) -> tuple[set[str], set[str], dict[str, str]]:
                     if _reaching(root) or (held and isinstance(root, ast.Name) and root.id in foreign):
                         foreign.update(t.id for t in targets if isinstance(t, ast.Name))
     return bound, foreign, imported
+
+
+def _bindings(trees) -> Counter:
+    """How many times the notebook binds each name: imports, assignments and deletions, loop and
+    `with` targets, functions, classes, parameters, caught exceptions, a match's captures."""
+    counts: Counter = Counter()
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            counts.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] += 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] += 1
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            counts[node.name] += 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            counts[node.rest] += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            counts.update(node.names)
+    return counts
 
 
 REGISTERS = {"register_buffer", "register_parameter", "add_module", "register_module"}
@@ -1035,6 +1186,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     bound, foreign, imported = _names(trees)
     given_attributes = frozenset(_attributes_given(trees) - MODULE_NAMES)
     written = _attributes_written(trees)
+    bindings = _bindings(trees)
     own = frozenset(bound | given_attributes)
     aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)
@@ -1061,6 +1213,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         reader.own_attributes, reader.aliases = given_attributes, aliases
         reader.written = written
+        reader.bindings = bindings
         reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         try:
             reader.visit(tree)

@@ -187,13 +187,54 @@ ROUTES = {
         "hands torch.Tensor on as a value"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
+    # Routes of a fourth red-team pass, each a single cell but where a list gives the notebook's cells.
+    "the environment set by a magic's name alone (automagic)": (
+        "env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1", "get_ipython"),
+    "a file the notebook wrote, run by a magic's name alone": ("run payload.py", "get_ipython"),
+    "the same, spelled as Python whose names are bound only as parameters": (
+        ["def f(run, tmp, payload):\n    pass", "run /tmp/payload.py"], "get_ipython"),
+    "the same, its name shadowed only by a variable the notebook deletes": (
+        ["run = 1", "del run", "run payload.py"], "get_ipython"),
+    "a default device held by a suspended generator": (
+        "import torch\ndef held():\n    with torch.device('meta'):\n        yield\nnext(held())",
+        "keeps torch.device entered across a yield"),
+    "grad mode held through a context manager of the notebook's, in a suspended generator": (
+        "import contextlib, torch\n@contextlib.contextmanager\ndef quiet():\n    with torch.no_grad():\n"
+        "        yield\ndef held():\n    with quiet():\n        yield\nnext(held())", "keeps quiet entered"),
+    "grad mode held open under contextmanager's name, rebound": (
+        "import torch\nfrom contextlib import contextmanager\ncontextmanager = lambda f: f\n@contextmanager\n"
+        "def off():\n    with torch.no_grad():\n        yield\nnext(off())", "across a yield"),
+    "torch's tensor class given an __init__ and an __eq__ by dataclass": (
+        "import dataclasses, torch\ndataclasses.dataclass(torch.Tensor)", "changes torch.Tensor with dataclasses"),
+    "the same, frozen, by the decorator dataclass(...) returns": (
+        "import torch\nfrom dataclasses import dataclass\ndataclass(frozen=True)(torch.Tensor)",
+        "changes torch.Tensor with dataclasses.dataclass"),
+    "the same, dataclass taken as a value": (
+        "import torch\nfrom dataclasses import dataclass\nlist(map(dataclass, [torch.Tensor]))",
+        "takes dataclasses.dataclass as a value"),
+    "a caller's frame read through a format string given to str.format": (
+        "def peek():\n    try:\n        1 / 0\n    except Exception as e:\n"
+        "        return str.format('{0.__traceback__.tb_frame.f_back.f_locals}', e)", "through a format string"),
+    "the same, through string.Formatter": (
+        "import string\ndef peek(e):\n    return string.Formatter().format('{0.__traceback__.tb_frame}', e)",
+        "through a format string"),
+    "the same, a format string's .format taken as a value": (
+        "show = '{0.__traceback__.tb_frame}'.format", "through a format string"),
+    "a module imported by name, as matplotlib's backend": (
+        "import matplotlib.pyplot as plt\nplt.savefig('x.png', backend='module://antigravity')",
+        "a module matplotlib imports by name"),
+    "the same, through pyplot's switch": ("import matplotlib.pyplot as plt\nplt.switch_backend('module://antigravity')",
+                                          "matplotlib.pyplot.switch_backend"),
+    "isinstance made to say yes, through typing's alias of collections.abc": (
+        "import typing\nclass Registry:\n    def register(self, f):\n        return f\nclass Fake:\n    pass\n"
+        "typing.Mapping.register(Fake)", "pass isinstance()"),
 }
 
 
 @pytest.mark.parametrize("route", ROUTES)
 def test_each_route_is_found_and_named(route):
     code, words = ROUTES[route]
-    findings = code_scan.scan([code])
+    findings = code_scan.scan(code if isinstance(code, list) else [code])
     assert findings and any(words in f.what for f in findings), (route, [str(f) for f in findings])
 
 
@@ -556,9 +597,49 @@ EVERYDAY = {
     "parameters frozen in a loop": "from torch import nn\nm = nn.Linear(2, 2)\nfor name, p in m.named_parameters():\n"
                                    "    p.requires_grad = False\n    p.grad = None",
     "a child's bias removed": "from torch import nn\nm = nn.Sequential(nn.Linear(2, 2))\nm[0].bias = None",
+    # near automagic: a variable named like a magic (history, config, ls), shown in a cell of one line
+    "a list named like a magic, shown": ["history = [0.9, 0.5]", "history[-1]"],
+    "a config named like a magic, shown": ["config = dict(lr=0.1)", "config"],
+    "a magic's name assigned": ["ls = [1, 2]", "cat = 'tabby'"],
+    "a plain magic on one line": ["%time total = sum(range(10))", "%matplotlib inline"],
+    # near a context held across a yield
+    "a generator reading a file": "def lines(path):\n    with open(path) as f:\n        for line in f:\n"
+                                  "            yield line.strip()",
+    "a generator of batches": "def batches(x, n):\n    for i in range(0, len(x), n):\n        yield x[i:i + n]",
+    "a context manager of its own, as a block": (
+        "import contextlib, torch\n@contextlib.contextmanager\ndef evaluating(model):\n    model.eval()\n"
+        "    with torch.no_grad():\n        yield model\n    model.train()\n"
+        "with evaluating(torch.nn.Linear(2, 2)) as m:\n    y = m(torch.zeros(1, 2))"),
+    "a default device for a block": "import torch\nwith torch.device('cpu'):\n    x = torch.zeros(2)",
+    "a generator decorated with no_grad": "import torch\n@torch.no_grad()\ndef predictions(model, xs):\n"
+                                          "    for x in xs:\n        yield model(x)",
+    # near writers of classes
+    "a frozen dataclass": "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Point:\n"
+                          "    x: float = 0.0",
+    "a dataclass with a default factory": "from dataclasses import dataclass, field\n@dataclass\nclass History:\n"
+                                          "    losses: list = field(default_factory=list)",
+    "a dataclass made by a call on its own class": "import dataclasses\nclass Point:\n    x: int = 0\n"
+                                                   "Point = dataclasses.dataclass(Point)",
+    "an abstract base class": "from abc import ABC, abstractmethod\nclass Step(ABC):\n    @abstractmethod\n"
+                              "    def run(self, x):\n        ...",
+    # near format strings and backends
+    "a number formatted": "loss = 0.25\nline = '{:.3f}'.format(loss)\nshown = str.format('{} of {}', 1, 2)",
+    "a format kept and used": "fmt = '{:.2f}'.format\nshown = list(map(fmt, [0.1, 0.2]))",
+    "named fields formatted": "line = 'epoch {epoch}: {loss:.3f}'.format(epoch=1, loss=0.5)",
+    "a figure saved": "import matplotlib.pyplot as plt\nplt.plot([1, 2], label='loss')\nplt.legend()\n"
+                      "plt.savefig('loss.png', dpi=100)",
+    "a figure saved by a backend named": "import matplotlib.pyplot as plt\nplt.savefig('loss.pdf', backend='pdf')",
+    # near register
+    "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
+                             "    def register(self, name, fn):\n        self.items[name] = fn\n"
+                             "REG = Registry()\nREG.register('relu', abs)",
+    "typing's aliases as hints": "from typing import Mapping, Sequence\n"
+                                 "def total(xs: Sequence[float], w: Mapping[str, float]) -> float:\n"
+                                 "    return sum(xs) * w['scale']",
 }
 
 
 @pytest.mark.parametrize("shape", EVERYDAY)
 def test_everyday_code_reads_clean(shape):
-    assert code_scan.scan([EVERYDAY[shape]]) == []
+    cells = EVERYDAY[shape]
+    assert code_scan.scan(cells if isinstance(cells, list) else [cells]) == []
