@@ -18,7 +18,9 @@ course needs none of the means such rewriting takes, which are named as such:
 - code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
   a computed getattr (but the two shapes that read only the student's own object, own_reads.py),
   setattr, vars(), type hints written as text (read as the code they spell), attribute names
-  in a format string, a class pattern, a dunder keyword or a mapping spread into SimpleNamespace;
+  in a format string (given to str.format or string.Formatter, or its .format taken, too), a class
+  pattern, a dunder keyword or a mapping spread into SimpleNamespace; a module imported by name
+  (a matplotlib backend "module://name");
 - the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
   __array_interface__ (a raw pointer);
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
@@ -29,15 +31,21 @@ course needs none of the means such rewriting takes, which are named as such:
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
   module or a settable class handed on where the reading does not follow it, by a notebook that
-  writes an attribute by one of its names on anything;
+  writes an attribute by one of its names on anything; a decorator that writes methods or
+  attributes (dataclass, total_ordering, typing's and abc's markers) applied to anything but the
+  notebook's own class or function, or taken as a value;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
   comparison, truth, conversion or attribute lookup; a builtin or a helper of the course's own
   cells redefined as code (the tests would call it); grad mode or a default switched anywhere
-  but for a block; the session's history (In, Out, _i), names the notebook never defines, and
-  unpickling (torch.load(weights_only=False), allow_pickle=True).
+  but for a block, or held by a generator suspended inside a `with` of anything but a file, a
+  folder or a catch (a @contextmanager by a name never rebound is a block); the session's
+  history (In, Out, _i), names the notebook never defines, and unpickling
+  (torch.load(weights_only=False), allow_pickle=True).
 
 Every code cell the student wrote or changed is read (never run) after IPython's own
-transformation, so a magic or a shell escape is seen as the call it makes. The class run flags
+transformation, so a magic or a shell escape is seen as the call it makes, and so is a cell of
+one line that starts with a magic's name (automagic: `env NAME=1`), unless an earlier cell binds
+a variable of that name. The class run flags
 the notebook with the findings (cell, line, what); an instructor reads the cell. Findings are
 about means, never about answers: they change no score, and every correct variant and every
 misconception of the course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py).
