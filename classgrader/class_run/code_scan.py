@@ -314,6 +314,7 @@ class _Reader(ast.NodeVisitor):
         # members): readable on any object. A name it merely binds (a parameter, a variable)
         # is not: spelling `def f(_ctypes): ...` makes no attribute of anything the student's.
         self.own_attributes: frozenset = frozenset()
+        self.field_types = False  # whether the notebook calls dataclasses.fields, whose fields' .type are annotations
         self.written: frozenset = frozenset()  # attribute names the notebook writes on anything (_attributes_written)
         self.noted: set[int] = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
@@ -469,6 +470,8 @@ class _Reader(ast.NodeVisitor):
         if isinstance(parent, ast.Call):
             asks = _dotted(parent.func) in ("isinstance", "issubclass", "getattr", "hasattr")
             return parent.func is node or (asks and node in parent.args)
+        if isinstance(parent, ast.AnnAssign) and parent.annotation is node:
+            return self._in_annotation(node)
         if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             in_class = isinstance(self.parents.get(id(parent)), ast.ClassDef)  # a class attribute: A.t
@@ -481,12 +484,15 @@ class _Reader(ast.NodeVisitor):
         return self._in_annotation(node)
 
     def _in_annotation(self, node) -> bool:
+        """In an annotation, which holds a class where nothing takes it back, except a class body's
+        in a notebook that calls dataclasses.fields: a field's .type hands the class on."""
         child, parent = node, self.parents.get(id(node))
         while isinstance(parent, (ast.Subscript, ast.Tuple, ast.List, ast.BinOp, ast.Attribute)):
             child, parent = parent, self.parents.get(id(parent))
+        in_class = isinstance(self.parents.get(id(parent)), ast.ClassDef)
         return (isinstance(parent, ast.arg) and parent.annotation is child) or \
             (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child) or \
-            (isinstance(parent, ast.AnnAssign) and parent.annotation is child)
+            (isinstance(parent, ast.AnnAssign) and parent.annotation is child and not (in_class and self.field_types))
 
     def _taken_as_value(self, node, dotted: str) -> None:
         """A grad-mode switch, or a call whose keywords the reading checks (torch.load), taken as a
@@ -1135,6 +1141,17 @@ def _attributes_written(trees) -> frozenset[str]:
     return frozenset(names)
 
 
+def _called(trees, imported: dict[str, str]) -> set[str]:
+    """The dotted names the notebook calls, as imported (fields(c) after `from dataclasses import
+    fields` is dataclasses.fields)."""
+    called = set()
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, ast.Call) and (dotted := _dotted(node.func)):
+            head, _, rest = dotted.partition(".")
+            called.add(".".join(filter(None, [imported.get(head, head), rest])))
+    return called
+
+
 def _members(body: list) -> list[str]:
     """The names a class body's statements define: methods, class attributes, annotated fields."""
     names = []
@@ -1199,6 +1216,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     aliases = _aliases(trees)
     allowed = allow_list.modules(course_modules)
     imported |= _module_aliases(aliases, imported)
+    field_types = "dataclasses.fields" in _called(trees, imported)
     bound |= set(dir(builtins)) | {"display"}
     methods = _method_names()
     defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)
@@ -1221,6 +1239,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         reader.own_attributes, reader.aliases = given_attributes, aliases
         reader.written = written
+        reader.field_types = field_types
         reader.bindings = bindings
         reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         try:

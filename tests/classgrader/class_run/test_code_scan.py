@@ -185,6 +185,9 @@ ROUTES = {
     "the same, through a function's result": (
         "import torch\ndef tensor_class():\n    return torch.Tensor\nT = tensor_class()\nT.grad_fn = None",
         "hands torch.Tensor on as a value"),
+    "the same, through a dataclass field's annotation": (
+        "import dataclasses, torch\n@dataclasses.dataclass\nclass C:\n    x: torch.Tensor\n"
+        "T = dataclasses.fields(C)[0].type\nT.grad_fn = None", "hands torch.Tensor on as a value"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
     # Routes of a fourth red-team pass, each a single cell but where a list gives the notebook's cells.
@@ -575,6 +578,9 @@ def test_code_too_deep_to_read_is_a_finding_not_a_crash():
 
 # Everyday code of honest answers, each a shape a rule of the reading comes near.
 EVERYDAY = {
+    "tensors as a class's fields": "import torch\nfrom dataclasses import dataclass\n@dataclass\nclass Batch:\n"
+                                   "    x: torch.Tensor\n    y: torch.Tensor\n"
+                                   "b = Batch(torch.zeros(1), torch.zeros(1))\nb.x.grad = None",
     "a class as a default": "from torch import nn\ndef mlp(act=nn.ReLU):\n"
                             "    return nn.Sequential(nn.Linear(2, 2), act())",
     "a dict of classes": "from torch import nn\nACTS = {'relu': nn.ReLU, 'tanh': nn.Tanh}\nlayer = ACTS['relu']()",
