@@ -210,6 +210,12 @@ def _within(name: str, parts) -> bool:
     return any(name == part or name.startswith(part + ".") for part in parts)
 
 
+def _full(dotted: str, imported: dict[str, str]) -> str:
+    """torch.autograd.graph.x for g.x after `import torch.autograd.graph as g`."""
+    head, _, rest = dotted.partition(".")
+    return ".".join(filter(None, [imported.get(head, head), rest]))
+
+
 def _named_read(node) -> tuple | None:
     """(x, "name") for getattr(x, "name") or getattr(x, "name", default), a public name given as
     a constant: an attribute read spelled as a call, read as one wherever it stands."""
@@ -360,9 +366,7 @@ class _Reader(ast.NodeVisitor):
             self.off_list(node, f"reads .{attr}")
 
     def full(self, dotted: str) -> str:
-        """torch.autograd.graph.x for g.x after `import torch.autograd.graph as g`."""
-        head, _, rest = dotted.partition(".")
-        return ".".join(filter(None, [self.imported.get(head, head), rest]))
+        return _full(dotted, self.imported)
 
     def _reach(self, node, name: str, verb: str) -> None:
         """A dotted name of an import: is what it reaches the process's, or not an allowed part?"""
@@ -1147,8 +1151,7 @@ def _called(trees, imported: dict[str, str]) -> set[str]:
     called = set()
     for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
         if isinstance(node, ast.Call) and (dotted := _dotted(node.func)):
-            head, _, rest = dotted.partition(".")
-            called.add(".".join(filter(None, [imported.get(head, head), rest])))
+            called.add(_full(dotted, imported))
     return called
 
 
