@@ -145,7 +145,7 @@ ROUTES = {
     "a module compiled by torch's compiler stack": ("import torch\nm = torch.nn.Linear(2, 2)\nm.compile()",
                                                     ".compile"),
     "a metaclass by deriving from type": ("class Meta(type):\n    pass\nMade = Meta('Made', (), {})", "a metaclass"),
-    # A third red-team pass: routes through listed means, each closed where the reading sees it.
+    # Routes through listed means: memory, reflection by text, names a library only borrows.
     "a pickle that runs code, through getattr by a constant name": (
         "import torch\nsd = getattr(torch, 'load')('w.pt', weights_only=False)", "unpickles"),
     "grad mode switched through getattr by a constant name": (
@@ -190,7 +190,7 @@ ROUTES = {
         "T = dataclasses.fields(C)[0].type\nT.grad_fn = None", "hands torch.Tensor on as a value"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
-    # Routes of a fourth red-team pass, each a single cell but where a list gives the notebook's cells.
+    # Magics by name alone, held contexts, class-writing decorators: a list gives a notebook's cells.
     "the environment set by a magic's name alone (automagic)": (
         "env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1", "get_ipython"),
     "a file the notebook wrote, run by a magic's name alone": ("run payload.py", "get_ipython"),
