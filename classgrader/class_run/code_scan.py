@@ -45,12 +45,12 @@ course needs none of the means such rewriting takes, which are named as such:
 Every code cell the student wrote or changed is read (never run) after IPython's own
 transformation, so a magic or a shell escape is seen as the call it makes, and so is a cell of
 one line that starts with a magic's name (automagic: `env NAME=1`), unless an earlier cell binds
-a variable of that name. The class run flags
-the notebook with the findings (cell, line, what); an instructor reads the cell. Findings are
-about means, never about answers: they change no score, and every correct variant and every
-misconception of the course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py).
-The grading kernel drops its work folder from the import path, so no file a student ships or
-writes can be imported in place of a module named here."""
+a variable of that name and the line is Python. The class run flags the notebook with the
+findings (cell, line, what); an instructor reads the cell. Findings are about means, never
+about answers: they change no score, and every correct variant and every misconception of the
+course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py). The grading
+kernel drops its work folder from the import path, so no file a student ships or writes can be
+imported in place of a module named here."""
 import ast
 import builtins
 import functools
@@ -162,7 +162,8 @@ class Finding:
 def python_of(source: str, shadowed: AbstractSet[str] = frozenset()) -> str:
     """A cell's source as IPython runs it: magics and shell escapes as the calls they make, and
     a cell of one line that starts with a magic's name as that magic (IPython's automagic:
-    `env NAME=1`, `run x.py`), unless `shadowed` holds that name (a variable of the notebook's)."""
+    `env NAME=1`, `run x.py`), unless `shadowed` holds that name (a variable of the notebook's)
+    and the line is Python."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
         cell = TransformerManager().transform_cell(source)
@@ -201,9 +202,22 @@ def _automagic(cell: str, shadowed: AbstractSet[str]) -> str | None:
     line = LineInfo(cell.splitlines()[0])
     if line.esc or line.ifun not in _line_magics() or line.the_rest[:1] in ("=", ","):
         return None
-    if line.ifun in shadowed or line.ifun in dir(builtins) or iskeyword(line.ifun):
+    if line.ifun in dir(builtins) or iskeyword(line.ifun):
+        return None
+    # A variable's binding may fail when its cell runs (run = 1/0), leaving the magic live. So a
+    # shadowed name keeps the line Python only where it is Python: anything else is the magic or
+    # a SyntaxError, never code of the student's.
+    if line.ifun in shadowed and _is_python(cell):
         return None
     return f"get_ipython().run_line_magic({line.ifun!r}, {line.the_rest!r})\n"
+
+
+def _is_python(line: str) -> bool:
+    try:
+        ast.parse(line)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _within(name: str, parts) -> bool:

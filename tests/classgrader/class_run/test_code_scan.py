@@ -198,6 +198,10 @@ ROUTES = {
         ["def f(run, tmp, payload):\n    pass", "run /tmp/payload.py"], "get_ipython"),
     "the same, its name shadowed only by a variable the notebook deletes": (
         ["run = 1", "del run", "run payload.py"], "get_ipython"),
+    "the same, its name shadowed by a binding that fails when it runs": (
+        ["run = 1 / 0", "run payload.py"], "get_ipython"),
+    "the environment set by a magic shadowed by an import that fails": (
+        ["import env", "env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1"], "get_ipython"),
     "a default device held by a suspended generator": (
         "import torch\ndef held():\n    with torch.device('meta'):\n        yield\nnext(held())",
         "keeps torch.device entered across a yield"),
@@ -607,6 +611,7 @@ EVERYDAY = {
     "a list named like a magic, shown": ["history = [0.9, 0.5]", "history[-1]"],
     "a config named like a magic, shown": ["config = dict(lr=0.1)", "config"],
     "a magic's name assigned": ["ls = [1, 2]", "cat = 'tabby'"],
+    "a magic's name shadowed, then used as Python": ["ls = [1, 2]", "ls + [3]", "cat = 'tabby'", "cat * 2"],
     "a plain magic on one line": ["%time total = sum(range(10))", "%matplotlib inline"],
     # near a context held across a yield
     "a generator reading a file": "def lines(path):\n    with open(path) as f:\n        for line in f:\n"
