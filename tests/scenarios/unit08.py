@@ -443,9 +443,9 @@ MUTANTS = [
     Mutant("regressor/column-output",
            {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", "")},
            misconception="column-vs-flat-loss"),
+    # A bare squeeze() gives () for one example: a slip with the shape, not a column against a flat target.
     Mutant("regressor/squeeze-all",
-           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")},
-           misconception="column-vs-flat-loss"),
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")}),
     Mutant("train_epoch/batch-not-moved", train_epoch(move="pass"), misconception="batch-not-moved"),
     Mutant("train_epoch/target-not-moved", train_epoch(move="x = x.to(device)"), misconception="batch-not-moved"),
     Mutant("train_epoch/to-not-assigned", train_epoch(move="x.to(device), y.to(device)"),
