@@ -45,17 +45,20 @@ course needs none of the means such rewriting takes, which are named as such:
 Every code cell the student wrote or changed is read (never run) after IPython's own
 transformation, so a magic or a shell escape is seen as the call it makes, and so is a cell of
 one line that starts with a magic's name (automagic: `env NAME=1`), unless an earlier cell binds
-a variable of that name and the line is Python. The class run flags the notebook with the
-findings (cell, line, what); an instructor reads the cell. Findings are about means, never
-about answers: they change no score, and every correct variant and every misconception of the
-course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py). The grading
-kernel drops its work folder from the import path, so no file a student ships or writes can be
-imported in place of a module named here."""
+a variable of that name and the line is Python (but spells an option, `store -r`), or with any
+name where the line is not Python (the magic of an extension the kernel loads). The class run
+flags the notebook with the findings (cell, line, what); an instructor reads the cell. Findings
+are about means, never about answers: they change no score, and every correct variant and every
+misconception of the course scenarios reads clean (tests/classgrader/class_run/test_code_scan.py).
+The grading kernel drops its work folder from the import path, so no file a student ships or
+writes can be imported in place of a module named here."""
 import ast
 import builtins
+import contextlib
 import functools
 import importlib
 import importlib.util
+import re
 import string
 import sys
 import types
@@ -162,8 +165,8 @@ class Finding:
 def python_of(source: str, shadowed: AbstractSet[str] = frozenset()) -> str:
     """A cell's source as IPython runs it: magics and shell escapes as the calls they make, and
     a cell of one line that starts with a magic's name as that magic (IPython's automagic:
-    `env NAME=1`, `run x.py`), unless `shadowed` holds that name (a variable of the notebook's)
-    and the line is Python."""
+    `env NAME=1`, `run x.py`, and any name where the line is not Python), unless `shadowed`
+    holds that name (a variable of the notebook's) and the line is Python."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
         cell = TransformerManager().transform_cell(source)
@@ -175,16 +178,15 @@ def python_of(source: str, shadowed: AbstractSet[str] = frozenset()) -> str:
 @functools.cache
 def _line_magics() -> frozenset:
     """The names IPython runs as line magics without their %: its own magics, its aliases of
-    shell commands (ls, rm, cp...) and of magics (hist, ed, rep), the kernel's (less, clear...)."""
+    shell commands (ls, rm, cp...) and of magics (hist, ed, rep), the kernel's (less, clear...)
+    and those of the extension its kernels load by default (store, which unpickles)."""
     from IPython.core import alias, magics
     from IPython.core.magic import Magics
     names = {"hist", "ed", "rep"}
     kinds = [getattr(magics, name) for name in dir(magics)]
-    try:
-        from ipykernel.zmqshell import KernelMagics
-        kinds.append(KernelMagics)
-    except Exception:  # no kernel here: its magics are the shell's, as above
-        pass
+    for module, kind in (("ipykernel.zmqshell", "KernelMagics"), ("IPython.extensions.storemagic", "StoreMagics")):
+        with contextlib.suppress(Exception):  # not installed here: its magics are the shell's, as above
+            kinds.append(getattr(importlib.import_module(module), kind))
     for kind in kinds:
         if isinstance(kind, type) and issubclass(kind, Magics):
             names |= set(getattr(kind, "magics", {}).get("line", {}))
@@ -200,14 +202,18 @@ def _automagic(cell: str, shadowed: AbstractSet[str]) -> str | None:
         return None
     from IPython.core.splitinput import LineInfo
     line = LineInfo(cell.splitlines()[0])
-    if line.esc or line.ifun not in _line_magics() or line.the_rest[:1] in ("=", ","):
+    if line.esc or line.the_rest[:1] in ("=", ",") or line.ifun in dir(builtins) or iskeyword(line.ifun):
         return None
-    if line.ifun in dir(builtins) or iskeyword(line.ifun):
+    # A kernel may have magics the grader does not list (an extension's): a line that is not
+    # Python and starts with a name runs as the magic of that name wherever there is one, and
+    # fails where there is none, so it is read as that magic.
+    if line.ifun not in _line_magics() and (not line.ifun.isidentifier() or _is_python(cell)):
         return None
     # A variable's binding may fail when its cell runs (run = 1/0), leaving the magic live. So a
     # shadowed name keeps the line Python only where it is Python: anything else is the magic or
-    # a SyntaxError, never code of the student's.
-    if line.ifun in shadowed and _is_python(cell):
+    # a SyntaxError, never code of the student's. An option spelled as a magic takes it (-r, no
+    # space: store -r unpickles) is read as the magic even so: Python spaces a difference.
+    if line.ifun in shadowed and _is_python(cell) and not re.match(r"-[A-Za-z]", line.the_rest):
         return None
     return f"get_ipython().run_line_magic({line.ifun!r}, {line.the_rest!r})\n"
 

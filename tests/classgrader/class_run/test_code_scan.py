@@ -202,6 +202,11 @@ ROUTES = {
         ["run = 1 / 0", "run payload.py"], "get_ipython"),
     "the environment set by a magic shadowed by an import that fails": (
         ["import env", "env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1"], "get_ipython"),
+    "a pickle the notebook wrote, unpickled by the kernel's store magic by its name alone": (
+        "store -r x", "get_ipython"),
+    "the same, a Python line spelling the magic's option, after a binding that fails": (
+        ["store = 1 / 0", "r = 1", "store -r"], "get_ipython"),
+    "a magic the reading does not list, on a line that is not Python": ("some_extension_magic on x", "get_ipython"),
     "a default device held by a suspended generator": (
         "import torch\ndef held():\n    with torch.device('meta'):\n        yield\nnext(held())",
         "keeps torch.device entered across a yield"),
@@ -613,6 +618,7 @@ EVERYDAY = {
     "a magic's name assigned": ["ls = [1, 2]", "cat = 'tabby'"],
     "a magic's name shadowed, then used as Python": ["ls = [1, 2]", "ls + [3]", "cat = 'tabby'", "cat * 2"],
     "a plain magic on one line": ["%time total = sum(range(10))", "%matplotlib inline"],
+    "a difference shown, its first name like a magic's": ["time = 5.0", "start = 1.0", "time - start"],
     # near a context held across a yield
     "a generator reading a file": "def lines(path):\n    with open(path) as f:\n        for line in f:\n"
                                   "            yield line.strip()",
