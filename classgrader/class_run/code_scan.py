@@ -25,8 +25,9 @@ course needs none of the means such rewriting takes, which are named as such:
   __array_interface__ (a raw pointer);
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
-  and super().__init__, torch._C, global hooks, the check library's records, and any module
-  reached through another (torch.sys), each resolved against the real module in the grader;
+  and super().__init__ (as attributes or as variables: __builtins__, __annotations__), torch._C,
+  global hooks, the check library's records, and any module reached through another
+  (torch.sys), each resolved against the real module in the grader;
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
@@ -35,7 +36,8 @@ course needs none of the means such rewriting takes, which are named as such:
   attributes (dataclass, total_ordering, typing's and abc's markers) applied to anything but the
   notebook's own class or function, or taken as a value;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
-  comparison, truth, conversion or attribute lookup; a builtin or a helper of the course's own
+  comparison, truth, conversion or attribute lookup, or writes its annotations as a table (their
+  names, any text, become code in what dataclass makes); a builtin or a helper of the course's own
   cells redefined as code (the tests would call it); grad mode or a default switched anywhere
   but for a block, or held by a generator suspended inside a `with` of anything but a file, a
   folder or a catch (a @contextmanager by a name never rebound is a block); the session's
@@ -123,8 +125,9 @@ SESSION_SWITCHES = {"set_grad_enabled", "no_grad", "enable_grad", "inference_mod
 PLAIN_DUNDERS = {"__name__", "__qualname__", "__doc__", "__version__"}
 # ...and those its own classes may define: a module's, a dataset's, a context manager's methods.
 OWN_METHODS = PLAIN_DUNDERS | {"__init__", "__len__", "__getitem__", "__iter__", "__next__", "__repr__", "__str__",
-                               "__call__", "__enter__", "__exit__", "__contains__", "__post_init__", "__slots__",
-                               "__annotations__"}
+                               "__call__", "__enter__", "__exit__", "__contains__", "__post_init__", "__slots__"}
+# (not __annotations__: written as a table, its keys are any text, which dataclass writes into the
+# code it makes and runs: {"a, print(1)": int} runs print in __eq__)
 # Classes a student's own class may not derive from: what torch and the checks take as a tensor.
 TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "TensorBase", "_TensorBase"}
 METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
@@ -422,6 +425,7 @@ class _Reader(ast.NodeVisitor):
             if alias.name not in self.allowed and _exists(alias.name.split(".")[0]):
                 self.off_list(node, f"imports {alias.name}")
             self._imports_over(node, alias.asname or alias.name.split(".")[0], bool(alias.asname))
+            self._dunder_variable(node, alias.asname or alias.name.split(".")[0], True)
 
     def _imports_over(self, node, name: str, renamed: bool = False) -> None:
         """An import that binds a name the course's own cells define, not import (import ... as
@@ -447,6 +451,7 @@ class _Reader(ast.NodeVisitor):
                         _exists(node.module.split(".")[0]):
                     self.off_list(node, f"imports {full}")
                 self._imports_over(node, alias.asname or alias.name, bool(alias.asname) and alias.asname != alias.name)
+                self._dunder_variable(node, alias.asname or alias.name, True)
 
     # --- names, attributes, calls -----------------------------------------------------------
     def visit_Name(self, node):
@@ -463,6 +468,17 @@ class _Reader(ast.NodeVisitor):
                 self.note(node, f"reads {node.id}, which this notebook never defines")
             elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
                 self.off_list(node, f"uses the builtin {node.id}")
+        self._dunder_variable(node, node.id, not isinstance(node.ctx, ast.Load))
+
+    def _dunder_variable(self, node, name: str, binds: bool) -> None:
+        """A dunder as a variable (read, assigned, a parameter, an import's or a def's name): the
+        interpreter's own names (__builtins__; a class body's __annotations__, whose keys dataclass
+        runs as code; a method's __class__). A class body's members are visit_ClassDef's to judge."""
+        if not (name.startswith("__") and name.endswith("__")) or name in PLAIN_DUNDERS or id(node) in self.noted:
+            return
+        if binds and self.scopes and isinstance(self.scopes[-1], ast.ClassDef):
+            return
+        self.note(node, f"{'binds' if binds else 'reaches'} {name}, a name of the interpreter's")
 
     def _handed_on(self, node, dotted: str) -> None:
         """A module, or a class of someone else's whose attributes can be set (torch.Tensor, a
@@ -932,10 +948,12 @@ class _Reader(ast.NodeVisitor):
 
     def visit_arg(self, node):
         self._annotation(node.annotation)
+        self._dunder_variable(node, node.arg, True)
         self.generic_visit(node)
 
     def _function(self, node):
         self._rebinds(node, node.name, None)
+        self._dunder_variable(node, node.name, True)
         self._held_open(node)
         self._annotation(node.returns)
         self.blocks.update(id(decorator) for decorator in node.decorator_list)  # @torch.no_grad()

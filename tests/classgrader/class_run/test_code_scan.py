@@ -188,6 +188,13 @@ ROUTES = {
     "the same, through a dataclass field's annotation": (
         "import dataclasses, torch\n@dataclasses.dataclass\nclass C:\n    x: torch.Tensor\n"
         "T = dataclasses.fields(C)[0].type\nT.grad_fn = None", "hands torch.Tensor on as a value"),
+    "code made from text, as the field names of a dataclass's annotations written as a table": (
+        "from dataclasses import dataclass\n@dataclass(init=False, repr=False)\nclass C:\n"
+        "    __annotations__ = {\"a, __import__('os').system('id')\": int}\n    a = 1\nC() == C()",
+        "its own __annotations__"),
+    "the same, the class body's table written, its name bound by a parameter": (
+        "from dataclasses import dataclass\ndef f(__annotations__):\n    pass\n@dataclass(init=False, repr=False)\n"
+        "class C:\n    b: int = 0\n    __annotations__[\"a, print(1)\"] = int\n    a = 1", "reaches __annotations__"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
     # Magics by name alone, held contexts, class-writing decorators: a list gives a notebook's cells.
