@@ -367,6 +367,12 @@ def frozen_features(backbone, x):
 def frozen_features(backbone, x):
     return backbone(x.detach())
 """}, misconception="missing-no-grad"),
+    # Features made under inference_mode: no graph, but a head trained on them cannot save them for backward.
+    Mutant("frozen_features/inference-mode", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    with torch.inference_mode():
+        return backbone(x)
+"""}),
     Mutant("ema_update/records", {"q4_ema_update_answer": """
 def ema_update(ema_model, model, decay):
     for ema_param, param in zip(ema_model.parameters(), model.parameters()):
