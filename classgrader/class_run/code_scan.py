@@ -41,8 +41,9 @@ course needs none of the means such rewriting takes, which are named as such:
   cells redefined as code (the tests would call it); grad mode or a default switched anywhere
   but for a block, or held by a generator suspended inside a `with` of anything but a file, a
   folder or a catch (a @contextmanager by a name never rebound is a block); the session's
-  history (In, Out, _i), names the notebook never defines, and unpickling
-  (torch.load(weights_only=False), allow_pickle=True).
+  history (In, Out, _i), names the notebook never defines, unpickling
+  (torch.load(weights_only=False), allow_pickle=True); numpy's matrix builders given a string
+  (np.bmat("In"), np.r_["In"]), which read the caller's variables it names.
 
 Every code cell the student wrote or changed is read (never run) after IPython's own
 transformation, so a magic or a shell escape is seen as the call it makes, and so is a cell of
@@ -151,6 +152,8 @@ FORMATTING = {"format", "format_map", "vformat"}
 # Calls that give an object attributes named by their keywords: a mapping spread into one (**d)
 # names them by what it computes, as setattr does.
 ATTRIBUTE_MAKERS = {"types.SimpleNamespace"}
+# numpy's matrix builders: given a string, they read the caller's variables it names.
+MATRIX_BUILDERS = {"numpy.r_", "numpy.c_"}
 IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class made by C code whose attributes cannot be set
 UNKNOWN = ast.Constant(value=None)  # the value of an unpacked or augmented assignment
 
@@ -459,6 +462,7 @@ class _Reader(ast.NodeVisitor):
             self._taken_as_value(node, node.id)
         if isinstance(node.ctx, ast.Load) and node.id in self.imported:
             self._handed_on(node, node.id)
+            self._builds_by_names(node, node.id)
         if isinstance(node.ctx, ast.Load):
             if node.id in self.trusting:
                 self._names_trusting(node, node.id)
@@ -534,6 +538,19 @@ class _Reader(ast.NodeVisitor):
             (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child) or \
             (isinstance(parent, ast.AnnAssign) and parent.annotation is child and not (in_class and self.field_types))
 
+    def _builds_by_names(self, node, dotted: str) -> None:
+        """numpy's r_ and c_ given a string build a matrix of the caller's variables it names
+        (np.r_["In"]: the session's history, the grader's names): read only where indexed by
+        slices, numbers or a tuple (np.r_[1:3, 5])."""
+        if self.full(dotted) not in MATRIX_BUILDERS:
+            return
+        parent = self.parents.get(id(node))
+        key = parent.slice if isinstance(parent, ast.Subscript) and parent.value is node else None
+        if not (isinstance(key, (ast.Slice, ast.Tuple)) or (isinstance(key, ast.Constant) and
+                                                            not isinstance(key.value, str))):
+            self.note(node, f"takes {self.full(dotted)} but to index it by slices, numbers or a tuple: given a "
+                            "string, it reads the caller's variables the string names")
+
     def _taken_as_value(self, node, dotted: str) -> None:
         """A grad-mode switch, or a call whose keywords the reading checks (torch.load), taken as a
         value (map(torch.set_grad_enabled, ...), partial(torch.load, ...)): what it is called with
@@ -572,6 +589,7 @@ class _Reader(ast.NodeVisitor):
             self._reach(node, self.full(dotted), "uses")
             self._listed_chain(node, self.full(dotted))
             self._handed_on(node, dotted)
+            self._builds_by_names(node, dotted)
             return  # the whole chain at once
         elif isinstance(node.ctx, ast.Load):
             self._attribute(node, attr)

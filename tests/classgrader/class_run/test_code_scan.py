@@ -195,6 +195,12 @@ ROUTES = {
     "the same, the class body's table written, its name bound by a parameter": (
         "from dataclasses import dataclass\ndef f(__annotations__):\n    pass\n@dataclass(init=False, repr=False)\n"
         "class C:\n    b: int = 0\n    __annotations__[\"a, print(1)\"] = int\n    a = 1", "reaches __annotations__"),
+    "the session's history read by name, through numpy's matrix builder": (
+        "import numpy as np\ndef peek():\n    return np.r_['In'][0, -1]", "reads the caller's variables"),
+    "the same, its key a variable": ("from numpy import c_\nkey = 'In'\nh = c_[key]", "reads the caller's variables"),
+    "the same, indexed by itemgetter": ("import numpy as np\nfrom operator import itemgetter\n"
+                                        "h = itemgetter('In')(np.r_)", "reads the caller's variables"),
+    "the same, by bmat": ("import numpy as np\nh = np.bmat('In')", "numpy.bmat"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
     # Magics by name alone, held contexts, class-writing decorators: a list gives a notebook's cells.
@@ -653,6 +659,8 @@ EVERYDAY = {
     "a figure saved": "import matplotlib.pyplot as plt\nplt.plot([1, 2], label='loss')\nplt.legend()\n"
                       "plt.savefig('loss.png', dpi=100)",
     "a figure saved by a backend named": "import matplotlib.pyplot as plt\nplt.savefig('loss.pdf', backend='pdf')",
+    "numpy's index builders": "import numpy as np\na = np.r_[1:3, 5]\nb = np.c_[np.zeros(2), np.ones(2)]\n"
+                              "c = np.r_[0:4]\nd = np.r_[2]",
     # near register
     "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
                              "    def register(self, name, fn):\n        self.items[name] = fn\n"
