@@ -31,8 +31,9 @@ course needs none of the means such rewriting takes, which are named as such:
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
-  module or a settable class handed on where the reading does not follow it, by a notebook that
-  writes an attribute by one of its names on anything; a decorator that writes methods or
+  module or a settable class (or the class type() gives, or type taken as a value) handed on
+  where the reading does not follow it, by a notebook that writes an attribute by one of its
+  names on anything; a decorator that writes methods or
   attributes (dataclass, total_ordering, typing's and abc's markers) applied to anything but the
   notebook's own class or function, or taken as a value;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
@@ -154,6 +155,8 @@ FORMATTING = {"format", "format_map", "vformat"}
 ATTRIBUTE_MAKERS = {"types.SimpleNamespace"}
 # numpy's matrix builders: given a string, they read the caller's variables it names.
 MATRIX_BUILDERS = {"numpy.r_", "numpy.c_"}
+# Builtins that make text of what they are given, or ask about it, and hand none of it back.
+SHOWN = {"print", "str", "repr", "format", "len", "id", "hash", "display", "callable"}
 IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class made by C code whose attributes cannot be set
 UNKNOWN = ast.Constant(value=None)  # the value of an unpacked or augmented assignment
 
@@ -335,6 +338,15 @@ def _method_names() -> frozenset:
     return frozenset(names)
 
 
+@functools.cache
+def _class_names() -> frozenset:
+    """The attribute names of the classes whose objects an answer is handed or makes (tensors,
+    modules, optimisers) and of the methods and classes of torch and the checks (_method_names)."""
+    import torch
+    kinds = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)
+    return frozenset({name for kind in kinds for name in dir(kind)} | _method_names())
+
+
 class _Reader(ast.NodeVisitor):
     def __init__(self, foreign: set[str], bound: set[str], imported: dict[str, str], methods: frozenset,
                  defined: set[str], protected: set[str], allowed: dict[str, list] | None = None,
@@ -468,6 +480,8 @@ class _Reader(ast.NodeVisitor):
                 self._names_trusting(node, node.id)
             elif node.id in REFLECTION:
                 self.note(node, f"uses {node.id}")
+            elif node.id == "type" and node.id not in self.own and id(node) not in self.called:
+                self._class_handed_on(node, "takes type as a value, to be called out of sight")
             elif node.id not in self.bound:  # the session's history, a test's leftovers, the grader's names
                 self.note(node, f"reads {node.id}, which this notebook never defines")
             elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
@@ -483,6 +497,15 @@ class _Reader(ast.NodeVisitor):
         if binds and self.scopes and isinstance(self.scopes[-1], ast.ClassDef):
             return
         self.note(node, f"{'binds' if binds else 'reaches'} {name}, a name of the interpreter's")
+
+    def _class_handed_on(self, node, what: str) -> None:
+        """type(x), or type taken to be called elsewhere (map(type, ...)): the class of an object
+        the grader may hand in (torch.Tensor, a probe), held where the reading does not follow it
+        by a notebook that writes an attribute such a class has: T, = map(type, [x]);
+        T.grad_fn = None makes every tensor say it recorded nothing."""
+        if not (self.written & _class_names()) or self._followed(node):
+            return
+        self.note(node, f"{what}, where the reading does not follow it")
 
     def _handed_on(self, node, dotted: str) -> None:
         """A module, or a class of someone else's whose attributes can be set (torch.Tensor, a
@@ -502,8 +525,12 @@ class _Reader(ast.NodeVisitor):
     def _followed(self, node) -> bool:
         """Whether the reading follows what `node` stands for where it stands: read on, called,
         compared, asked about (isinstance, a class pattern, getattr by a constant name), caught, derived from,
-        named by an alias or a loop over a literal (both tracked), or in an annotation."""
+        named by an alias or a loop over a literal (both tracked), shown (print, str, an f-string),
+        or in an annotation."""
         parent = self.parents.get(id(node))
+        if isinstance(parent, ast.FormattedValue) or (isinstance(parent, ast.Call) and node in parent.args and
+                                                      _dotted(parent.func) in SHOWN - self.own):
+            return True  # print(type(x)), f"{type(x)}": a text made of it, never it
         if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), (ast.Compare, ast.ExceptHandler)):
             return True  # type(x) in (A, B); except (A, B)
         if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), ast.Call):
@@ -675,6 +702,8 @@ class _Reader(ast.NodeVisitor):
             self.note(node, "calls __init__ on something other than the object being made")
         if name == "type" and len(args) == 3:
             self.note(node, "makes a class with type()")
+        if name == "type" and name not in self.own and len(args) == 1:
+            self._class_handed_on(node, "hands the class type() gives on as a value")
         if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
             target = _root(func.value)  # (a module's own tables are found by _reach)
             if _reaching(target) or (isinstance(target, ast.Name) and target.id in self.foreign and

@@ -201,6 +201,13 @@ ROUTES = {
     "the same, indexed by itemgetter": ("import numpy as np\nfrom operator import itemgetter\n"
                                         "h = itemgetter('In')(np.r_)", "reads the caller's variables"),
     "the same, by bmat": ("import numpy as np\nh = np.bmat('In')", "numpy.bmat"),
+    "a property of torch's tensors rewritten through type() in a list": (
+        "import torch\nT = [type(torch.zeros(1))][0]\nT.grad_fn = None", "hands the class type() gives on"),
+    "the same, type() returned by a function": (
+        "import torch\ndef kind(x):\n    return type(x)\nT = kind(torch.zeros(1))\nT.grad_fn = None",
+        "hands the class type() gives on"),
+    "the same, type mapped": ("import torch\nT, = map(type, [torch.zeros(1)])\nT.grad_fn = None",
+                              "takes type as a value"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
     # Magics by name alone, held contexts, class-writing decorators: a list gives a notebook's cells.
@@ -661,6 +668,10 @@ EVERYDAY = {
     "a figure saved by a backend named": "import matplotlib.pyplot as plt\nplt.savefig('loss.pdf', backend='pdf')",
     "numpy's index builders": "import numpy as np\na = np.r_[1:3, 5]\nb = np.c_[np.zeros(2), np.ones(2)]\n"
                               "c = np.r_[0:4]\nd = np.r_[2]",
+    "a class shown and compared, parameters frozen": (
+        "import torch\nx = torch.zeros(1)\nprint(type(x), f'{type(x)}', type(x).__name__)\n"
+        "same = type(x) is torch.Tensor or isinstance(x, type(x))\ncopy = type(x)(3)\n"
+        "for p in torch.nn.Linear(1, 1).parameters():\n    p.requires_grad = False"),
     # near register
     "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
                              "    def register(self, name, fn):\n        self.items[name] = fn\n"
