@@ -105,6 +105,11 @@ def _attributes() -> frozenset:
     return frozenset(names - set(listed["never"]))
 
 
+def refused_attributes() -> frozenset:
+    """Attribute names no answer reads, even where the notebook gives its own objects one."""
+    return frozenset(data()["attributes"]["never"])
+
+
 def attribute_allowed(name: str) -> bool:
     """An attribute read on an object that is not a module."""
     return name in _attributes()

@@ -18,9 +18,10 @@ course needs none of the means such rewriting takes, which are named as such:
 - code made at run time, and reflection by name: exec, eval, compile, __import__, globals,
   a computed getattr (but the two shapes that read only the student's own object, own_reads.py),
   setattr, vars(), type hints written as text (read as the code they spell), attribute names
-  in a format string (given to str.format or string.Formatter, or its .format taken, too), a class
-  pattern, a dunder keyword or a mapping spread into SimpleNamespace; a module imported by name
-  (a matplotlib backend "module://name");
+  in a format string (given to str.format or string.Formatter, or its .format taken, too; one it
+  computes is out of sight), string.Formatter's get_field, a class pattern, a dunder keyword or
+  a mapping spread into SimpleNamespace; a module imported by name (a matplotlib backend
+  "module://name");
 - the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
   __array_interface__ (a raw pointer);
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
@@ -113,6 +114,7 @@ REFLECTION = {"exec", "eval", "compile", "__import__", "globals", "locals", "var
 INTERNALS = {"f_globals", "f_locals", "f_back", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next",
              "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
              "co_names", "enter_context", "push_async_callback",
+             "get_field",  # string.Formatter's: the object a field name ("0.sys.modules") reaches
              # C access from an object an answer may hold (numpy's array.ctypes is the ctypes module's way in)
              "ctypes", "_ctypes", "pythonapi", "CDLL", "PyDLL", "cdll", "pydll", "dlopen"}
 CONTEXT_MANAGERS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
@@ -360,6 +362,7 @@ class _Reader(ast.NodeVisitor):
         self.own_attributes: frozenset = frozenset()
         self.field_types = False  # whether the notebook calls dataclasses.fields, whose fields' .type are annotations
         self.written: frozenset = frozenset()  # attribute names the notebook writes on anything (_attributes_written)
+        self.texts: dict[str, list[str]] = {}  # names bound to constant strings alone (_constant_strings)
         self.noted: set[int] = set()  # the nodes already found: one finding each
         self.defined = defined  # the functions and classes the notebook defines
         self.protected = protected  # builtins, and the names the course's own cells define
@@ -400,8 +403,9 @@ class _Reader(ast.NodeVisitor):
     def _attribute(self, node, attr: str) -> None:
         if attr.startswith("__") and attr.endswith("__"):
             return  # dunders: visit_Attribute's own rule
-        if attr not in self.own_attributes and not allow_list.attribute_allowed(attr):
-            self.off_list(node, f"reads .{attr}")
+        if attr in allow_list.refused_attributes() or (attr not in self.own_attributes and
+                                                        not allow_list.attribute_allowed(attr)):
+            self.off_list(node, f"reads .{attr}")  # a name the list refuses stays so, given or not
 
     def full(self, dotted: str) -> str:
         return _full(dotted, self.imported)
@@ -750,23 +754,31 @@ class _Reader(ast.NodeVisitor):
         """"{0.sys.modules}".format(torch): a format string's fields read attributes and items by
         name, wherever the string is used as one: the receiver of .format or .format_map, called or
         taken, and the first argument of a call of .format, .vformat or .format_map (str.format(text,
-        ...), string.Formatter().format(text, ...))."""
+        ...), string.Formatter().format(text, ...)). A text it computes (fmt = "{0." + "sys}") is out
+        of sight: one of them must be a constant, or a name the notebook binds to constants alone."""
         func = node.func if isinstance(node, ast.Call) else node
         if not (isinstance(func, ast.Attribute) and func.attr in FORMATTING):
             return
         texts = [func.value] if func.attr != "vformat" else []
         if isinstance(node, ast.Call) and node.args:
             texts.append(node.args[0])
-        for text in texts:
-            if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
-                continue
+        constants = [value for text in texts for value in self._constant_texts(text)]
+        if not constants:
+            self.note(node, "reads attributes or items by name through a format string it computes")
+        for value in constants:
             try:
-                fields = _fields(text.value)
+                fields = _fields(value)
             except ValueError:
                 continue  # it fails when it runs
             if any("." in field or "[" in field for field in fields):
                 self.note(node, "reads attributes or items by name through a format string")
                 return
+
+    def _constant_texts(self, node) -> list[str]:
+        """The strings `node` can be: a constant's, or those of a name bound to constants alone."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        return list(self.texts.get(node.id, [])) if isinstance(node, ast.Name) else []
 
     def _reads_own(self, node) -> bool:
         """getattr by a computed name that reads only the student's own object (own_reads)."""
@@ -1195,6 +1207,18 @@ def _bindings(trees) -> Counter:
     return counts
 
 
+def _constant_strings(trees, bindings: Counter) -> dict[str, list[str]]:
+    """Names every binding of which assigns a constant string (fmt = "{:.2f}"): name -> those strings."""
+    found: dict[str, list[str]] = {}
+    for node in (node for tree in filter(None, trees) for node in ast.walk(tree)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, str):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append(node.value.value)
+    return {name: texts for name, texts in found.items() if len(texts) == bindings[name]}
+
+
 REGISTERS = {"register_buffer", "register_parameter", "add_module", "register_module"}
 
 
@@ -1327,6 +1351,7 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
         reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
         reader.own_attributes, reader.aliases = given_attributes, aliases
         reader.written = written
+        reader.texts = _constant_strings(trees, bindings)
         reader.field_types = field_types
         reader.bindings = bindings
         reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

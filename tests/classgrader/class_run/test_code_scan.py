@@ -252,6 +252,14 @@ ROUTES = {
         "through a format string"),
     "the same, a format string's .format taken as a value": (
         "show = '{0.__traceback__.tb_frame}'.format", "through a format string"),
+    "the same, a format string it computes": (
+        "import torch\nfmt = '{0.' + 'sys.modules}'\nshown = fmt.format(torch)", "through a format string it computes"),
+    "a module's table reached by a field name, through string.Formatter's get_field": (
+        "import string, torch\nclass A:\n    def get_field(self):\n        pass\n"
+        "mods = string.Formatter().get_field('0.sys.modules', [torch], {})[0]", "reaches .get_field"),
+    "a hook on a module handed in, its name given to a class of the notebook's": (
+        "class A:\n    def register_forward_hook(self, f):\n        pass\ndef evaluate(model):\n"
+        "    model.register_forward_hook(print)", ".register_forward_hook"),
     "a module imported by name, as matplotlib's backend": (
         "import matplotlib.pyplot as plt\nplt.savefig('x.png', backend='module://antigravity')",
         "a module matplotlib imports by name"),
@@ -662,6 +670,7 @@ EVERYDAY = {
     # near format strings and backends
     "a number formatted": "loss = 0.25\nline = '{:.3f}'.format(loss)\nshown = str.format('{} of {}', 1, 2)",
     "a format kept and used": "fmt = '{:.2f}'.format\nshown = list(map(fmt, [0.1, 0.2]))",
+    "formats kept in names": "fmt = '{:.2f}'\nrow = 'epoch {}: {:.3f}'\nprint(fmt.format(0.5), row.format(1, 0.2))",
     "named fields formatted": "line = 'epoch {epoch}: {loss:.3f}'.format(epoch=1, loss=0.5)",
     "a figure saved": "import matplotlib.pyplot as plt\nplt.plot([1, 2], label='loss')\nplt.legend()\n"
                       "plt.savefig('loss.png', dpi=100)",
