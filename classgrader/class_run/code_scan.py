@@ -34,9 +34,9 @@ course needs none of the means such rewriting takes, which are named as such:
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
   module or a settable class (or the class type() gives, or type taken as a value) handed on
   where the reading does not follow it, by a notebook that writes an attribute by one of its
-  names on anything; a decorator that writes methods or
-  attributes (dataclass, total_ordering, typing's and abc's markers) applied to anything but the
-  notebook's own class or function, or taken as a value;
+  names on anything (or, for a module, gives its own objects a name the list refuses on it); a
+  decorator that writes methods or attributes (dataclass, total_ordering, typing's and abc's
+  markers) applied to anything but the notebook's own class or function, or taken as a value;
 - pretending: a subclass of torch.Tensor, a metaclass, a class of its own that redefines
   comparison, truth, conversion or attribute lookup, or writes its annotations as a table (their
   names, any text, become code in what dataclass makes); a builtin or a helper of the course's own
@@ -517,14 +517,21 @@ class _Reader(ast.NodeVisitor):
         from a function, a default) by a notebook that writes, on some object, an attribute that
         module or class has. What holds it then can write it: x = [torch.Tensor][0]; x.grad_fn =
         None would make every tensor say it recorded nothing. A notebook that writes none of its
-        names (nn.ReLU as a default, a dict of optimizers) cannot change it so."""
-        value = resolve(self.full(dotted))
+        names (nn.ReLU as a default, a dict of optimizers) cannot change it so. A module can be
+        read there too, by the names the notebook gives its own objects (a method `system` of
+        its own class makes m.system readable): any of them the list refuses for that module counts."""
+        full = self.full(dotted)
+        value = resolve(full)
         if not (isinstance(value, types.ModuleType) or (isinstance(value, type) and not value.__flags__ & IMMUTABLE)):
             return
-        if self.written.isdisjoint(dir(value)):
+        touched = set(self.written)
+        if isinstance(value, types.ModuleType):
+            touched |= {name for name in self.own_attributes & set(dir(value))
+                        if not allow_list.dotted_allowed(f"{full}.{name}", self.allowed)[0]}
+        if touched.isdisjoint(dir(value)):
             return
         if not self._followed(node):
-            self.note(node, f"hands {self.full(dotted)} on as a value, where the reading does not follow it")
+            self.note(node, f"hands {full} on as a value, where the reading does not follow it")
 
     def _followed(self, node) -> bool:
         """Whether the reading follows what `node` stands for where it stands: read on, called,

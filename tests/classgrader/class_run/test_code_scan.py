@@ -208,6 +208,9 @@ ROUTES = {
         "hands the class type() gives on"),
     "the same, type mapped": ("import torch\nT, = map(type, [torch.zeros(1)])\nT.grad_fn = None",
                               "takes type as a value"),
+    "a shell command through a module handed to a function, read by a method name of the notebook's": (
+        "import os\nclass A:\n    def system(self, command):\n        pass\ndef go(m):\n"
+        "    return m.system('echo x')\ngo(os)", "hands os on as a value"),
     "a module's attributes read through a format string": (
         "import torch\nshown = '{0.sys.modules}'.format(torch)", "through a format string"),
     # Magics by name alone, held contexts, class-writing decorators: a list gives a notebook's cells.
@@ -681,6 +684,9 @@ EVERYDAY = {
         "import torch\nx = torch.zeros(1)\nprint(type(x), f'{type(x)}', type(x).__name__)\n"
         "same = type(x) is torch.Tensor or isinstance(x, type(x))\ncopy = type(x)(3)\n"
         "for p in torch.nn.Linear(1, 1).parameters():\n    p.requires_grad = False"),
+    "an array module passed, its names the notebook's too": (
+        "import numpy as np\nclass Stats:\n    def mean(self):\n        return 0.0\n"
+        "def total(x, xp=np):\n    return xp.sum(x) + xp.mean(x)"),
     # near register
     "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
                              "    def register(self, name, fn):\n        self.items[name] = fn\n"
