@@ -62,25 +62,12 @@ This module puts the reading together (scan) and speaks for it to the class run;
 in reading/: the lists, a cell as IPython runs it, dotted names resolved, the notebook's facts,
 and the reader of one cell."""
 import ast
-import builtins
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from classgrader.class_run import allow_list, own_reads
 from classgrader.class_run.reading.cells import UNREADABLE, cell_trees
-from classgrader.class_run.reading.facts import (
-    attributes_given,
-    attributes_written,
-    binding_counts,
-    calls_made,
-    constant_strings,
-    module_aliases,
-    name_aliases,
-    notebook_names,
-)
+from classgrader.class_run.reading.facts import notebook_facts
 from classgrader.class_run.reading.reader import Reader
-from classgrader.class_run.reading.resolving import method_names
-from classgrader.class_run.reading.rules import MODULE_NAMES
 
 REASON = "code that can rewrite the grading process"
 
@@ -105,41 +92,12 @@ def scan(sources: list[str], given: AbstractSet[str] = frozenset(), course_calla
     trees = cell_trees(sources)
     unread = [index for index, tree in enumerate(trees) if tree is UNREADABLE]
     trees = [None if tree is UNREADABLE else tree for tree in trees]
-    bound, foreign, imported = notebook_names(trees)
-    given_attributes = frozenset(attributes_given(trees) - MODULE_NAMES)
-    written = attributes_written(trees)
-    bindings = binding_counts(trees)
-    own = frozenset(bound | given_attributes)
-    aliases = name_aliases(trees)
-    allowed = allow_list.modules(course_modules)
-    imported |= module_aliases(aliases, imported)
-    field_types = "dataclasses.fields" in calls_made(trees, imported)
-    bound |= set(dir(builtins)) | {"display"}
-    methods = method_names()
-    defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    defined |= {target.id for tree in filter(None, trees) for node in ast.walk(tree)  # f = lambda ...: ...
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
-                for target in node.targets if isinstance(target, ast.Name)}
-    templates = own_reads.templates_given(filter(None, trees))
-    plain = own_reads.plain_imports(filter(None, trees))
-    trusting = {name for name in own_reads.trusting_methods(filter(None, trees), templates, own)
-                if not (name.startswith("__") and name.endswith("__"))}  # dunders: their own rules
+    notebook = notebook_facts(trees, course_callables, course_imports, course_modules)
     found = [Finding(index, 1, "is too deep or too large for the grader to read") for index in unread]
     for index, (source, tree) in enumerate(zip(sources, trees)):
         if tree is None or source.strip() in given:
             continue
-        reader = Reader(foreign, bound, imported, methods, defined,
-                         set(dir(builtins)) | set(course_callables) | set(course_imports), allowed, own)
-        reader.course_imports = set(course_imports)
-        reader.course_defined = set(course_callables)
-        reader.templates, reader.plain_imports, reader.trusting = templates, plain, trusting
-        reader.own_attributes, reader.aliases = given_attributes, aliases
-        reader.written = written
-        reader.texts = constant_strings(trees, bindings)
-        reader.field_types = field_types
-        reader.bindings = bindings
-        reader.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        reader = Reader(notebook, tree)
         try:
             reader.visit(tree)
         except RecursionError:  # nested past what the reading walks: unread is not clean

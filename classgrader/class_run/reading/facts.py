@@ -4,18 +4,20 @@ anywhere, the calls it makes and the names it aliases."""
 import ast
 import builtins
 from collections import Counter
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
+from classgrader.class_run import allow_list, own_reads
 from classgrader.class_run.reading.resolving import (
     dotted_name,
     full_name,
+    method_names,
     named_read,
     reaches_namespace,
     resolve,
     root_of,
 )
-from classgrader.class_run.reading.rules import (
-    REGISTERS,
-)
+from classgrader.class_run.reading.rules import MODULE_NAMES, REGISTERS
 
 
 def notebook_names(trees) -> tuple[set[str], set[str], dict[str, str]]:
@@ -182,3 +184,59 @@ def module_aliases(aliases: dict[str, str], imported: dict[str, str]) -> dict[st
                 if resolve(full) is not None:
                     found[name] = full
     return found
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """What the reading of each cell knows of the whole notebook, found once (notebook_facts)."""
+    bound: frozenset[str]  # the names it binds anywhere, the builtins and display
+    foreign: frozenset[str]  # names that stand for something not the student's own (notebook_names)
+    imported: dict[str, str]  # each imported name, or alias of a module's, -> what it is
+    defined: frozenset[str]  # the functions and classes it defines (a lambda bound to a name too)
+    protected: frozenset[str]  # the builtins, and the names the course's own cells define or import
+    course_imports: frozenset[str]  # of the course's names, those its cells bind by importing
+    course_defined: frozenset[str]  # ...and those they define
+    allowed: dict[str, list]  # module -> the names an answer may use (allow_list.modules)
+    methods: frozenset[str]  # the methods of torch and the course's helpers (method_names)
+    own: frozenset[str]  # every name it binds or gives an attribute: its own, readable
+    # The attribute names it gives its objects (attributes_given): readable on any object. A name
+    # it merely binds (a parameter, a variable) is not: `def f(_ctypes): ...` makes no attribute.
+    own_attributes: frozenset[str]
+    written: frozenset[str]  # attribute names it writes on anything (attributes_written)
+    texts: dict[str, list[str]]  # names bound to constant strings alone (constant_strings)
+    field_types: bool  # whether it calls dataclasses.fields, whose fields' .type are annotations
+    aliases: dict[str, str]  # names assigned a dotted name (name_aliases)
+    bindings: Counter  # how many times it binds each name (binding_counts)
+    templates: set[tuple]  # see own_reads
+    plain_imports: set[str]
+    trusting: set[str]  # methods that read their own object by a computed name: never named
+
+
+def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
+                   course_imports: AbstractSet[str] = frozenset(), course_modules: dict | None = None) -> Notebook:
+    """The facts of a notebook's parsed cells (None for one that does not parse); the course's
+    own functions and classes, the names its cells import and module -> the names they import
+    from it (allowed to answers too, beside allowed.toml)."""
+    bound, foreign, imported = notebook_names(trees)
+    own_attributes = frozenset(attributes_given(trees) - MODULE_NAMES)
+    own = frozenset(bound | own_attributes)
+    aliases = name_aliases(trees)
+    imported |= module_aliases(aliases, imported)
+    defined = {node.name for tree in filter(None, trees) for node in ast.walk(tree)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    defined |= {target.id for tree in filter(None, trees) for node in ast.walk(tree)  # f = lambda ...: ...
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
+                for target in node.targets if isinstance(target, ast.Name)}
+    templates = own_reads.templates_given(filter(None, trees))
+    trusting = {name for name in own_reads.trusting_methods(filter(None, trees), templates, own)
+                if not (name.startswith("__") and name.endswith("__"))}  # dunders: their own rules
+    bindings = binding_counts(trees)
+    return Notebook(
+        bound=frozenset(bound | set(dir(builtins)) | {"display"}), foreign=frozenset(foreign), imported=imported,
+        defined=frozenset(defined),
+        protected=frozenset(set(dir(builtins)) | set(course_callables) | set(course_imports)),
+        course_imports=frozenset(course_imports), course_defined=frozenset(course_callables),
+        allowed=allow_list.modules(course_modules), methods=method_names(), own=own, own_attributes=own_attributes,
+        written=attributes_written(trees), texts=constant_strings(trees, bindings),
+        field_types="dataclasses.fields" in calls_made(trees, imported), aliases=aliases, bindings=bindings,
+        templates=templates, plain_imports=own_reads.plain_imports(filter(None, trees)), trusting=trusting)

@@ -4,11 +4,10 @@ import ast
 import builtins
 import string
 import types
-from collections import Counter
 
 from classgrader.class_run import allow_list, own_reads
 from classgrader.class_run.reading.cells import python_of
-from classgrader.class_run.reading.facts import class_members
+from classgrader.class_run.reading.facts import Notebook, class_members
 from classgrader.class_run.reading.resolving import (
     class_names,
     dotted_name,
@@ -49,36 +48,16 @@ from classgrader.class_run.reading.rules import (
 
 
 class Reader(ast.NodeVisitor):
-    def __init__(self, foreign: set[str], bound: set[str], imported: dict[str, str], methods: frozenset,
-                 defined: set[str], protected: set[str], allowed: dict[str, list] | None = None,
-                 own: frozenset = frozenset()):
-        self.foreign, self.bound, self.imported, self.methods = foreign, bound, imported, methods
-        self.allowed = allowed if allowed is not None else allow_list.modules()  # modules -> names
-        self.own = own  # every name the notebook binds or gives an attribute: its own, readable
-        # The attribute names the notebook gives its objects (assigned, registered, a class's
-        # members): readable on any object. A name it merely binds (a parameter, a variable)
-        # is not: spelling `def f(_ctypes): ...` makes no attribute of anything the student's.
-        self.own_attributes: frozenset = frozenset()
-        self.field_types = False  # whether the notebook calls dataclasses.fields, whose fields' .type are annotations
-        self.written: frozenset = frozenset()  # attribute names the notebook writes on anything (attributes_written)
-        self.texts: dict[str, list[str]] = {}  # names bound to constant strings alone (constant_strings)
+    def __init__(self, notebook: Notebook, tree: ast.AST):
+        self.notebook = notebook  # what the whole notebook binds, imports, writes (facts.py)
         self.noted: set[int] = set()  # the nodes already found: one finding each
-        self.defined = defined  # the functions and classes the notebook defines
-        self.protected = protected  # builtins, and the names the course's own cells define
         self.blocks: set[int] = set()  # calls that open a block (a with's items, decorators): not switches
         self.declared: list[set[str]] = [set()]  # the names each function around the visit declares global
-        self.course_imports: set[str] = set()  # of the course's names, those its cells bind by importing
-        self.course_defined: set[str] = set()  # ...and those they define (def, class, assignment)
         self.found: list[tuple[int, str]] = []  # (line, what) of each finding
         self.functions: list[tuple[str, bool, str | None]] = []  # the functions the visit is inside, innermost last
         self.scopes: list[ast.AST] = []  # their nodes (a class's too), innermost last
-        self.templates: set[tuple] = set()  # see own_reads
-        self.plain_imports: set[str] = set()
-        self.trusting: set[str] = set()  # methods that read their own object by a computed name: never named
         self.called: set[int] = set()  # functions of the calls visited: an __init__ taken is one not called
-        self.aliases: dict[str, str] = {}  # names assigned a dotted name (name_aliases)
-        self.bindings: Counter = Counter()  # how many times the notebook binds each name (binding_counts)
-        self.parents: dict[int, ast.AST] = {}  # each node's parent, by id
+        self.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
     def note(self, node, what: str):
         self.noted.add(id(node))
@@ -92,7 +71,7 @@ class Reader(ast.NodeVisitor):
     def _listed_chain(self, node, dotted: str) -> None:
         """A dotted name that starts at a module: its module part on the list, the rest (read
         on an object: torch.float32.itemsize) attributes an answer may read."""
-        allowed, prefix = allow_list.dotted_allowed(dotted, self.allowed)
+        allowed, prefix = allow_list.dotted_allowed(dotted, self.notebook.allowed)
         if not allowed:
             self.off_list(node, f"uses {prefix}")
             return
@@ -102,12 +81,12 @@ class Reader(ast.NodeVisitor):
     def _attribute(self, node, attr: str) -> None:
         if attr.startswith("__") and attr.endswith("__"):
             return  # dunders: visit_Attribute's own rule
-        if attr in allow_list.refused_attributes() or (attr not in self.own_attributes and
+        if attr in allow_list.refused_attributes() or (attr not in self.notebook.own_attributes and
                                                         not allow_list.attribute_allowed(attr)):
             self.off_list(node, f"reads .{attr}")  # a name the list refuses stays so, given or not
 
     def full(self, dotted: str) -> str:
-        return full_name(dotted, self.imported)
+        return full_name(dotted, self.notebook.imported)
 
     def _reach(self, node, name: str, verb: str) -> None:
         """A dotted name of an import: is what it reaches the process's, or not an allowed part?"""
@@ -140,7 +119,7 @@ class Reader(ast.NodeVisitor):
     def visit_Import(self, node):
         for alias in node.names:
             self._reach(node, alias.name, "imports")
-            if alias.name not in self.allowed and module_exists(alias.name.split(".")[0]):
+            if alias.name not in self.notebook.allowed and module_exists(alias.name.split(".")[0]):
                 self.off_list(node, f"imports {alias.name}")
             self._imports_over(node, alias.asname or alias.name.split(".")[0], bool(alias.asname))
             self._dunder_variable(node, alias.asname or alias.name.split(".")[0], True)
@@ -149,7 +128,7 @@ class Reader(ast.NodeVisitor):
         """An import that binds a name the course's own cells define, not import (import ... as
         make_loader): what the same import of theirs binds is theirs too; one renamed to a
         builtin's name (from operator import ne as isinstance) puts other code in its place."""
-        if name in self.course_defined:
+        if name in self.notebook.course_defined:
             self._rebinds(node, name, None)
         elif renamed and name in dir(builtins):
             self.note(node, f"imports something else as {name}, a builtin the tests call")
@@ -164,8 +143,8 @@ class Reader(ast.NodeVisitor):
             else:
                 self._reach(node, f"{node.module}.{alias.name}", "imports")
                 full = f"{node.module}.{alias.name}"
-                listed, prefix = allow_list.dotted_allowed(full, self.allowed)
-                if (node.module not in self.allowed or not listed or prefix != full) and \
+                listed, prefix = allow_list.dotted_allowed(full, self.notebook.allowed)
+                if (node.module not in self.notebook.allowed or not listed or prefix != full) and \
                         module_exists(node.module.split(".")[0]):
                     self.off_list(node, f"imports {full}")
                 self._imports_over(node, alias.asname or alias.name, bool(alias.asname) and alias.asname != alias.name)
@@ -173,21 +152,23 @@ class Reader(ast.NodeVisitor):
 
     # --- names, attributes, calls -----------------------------------------------------------
     def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load) and node.id in self.imported and "." in self.imported[node.id]:
+        imported = self.notebook.imported
+        if isinstance(node.ctx, ast.Load) and node.id in imported and "." in imported[node.id]:
             self._taken_as_value(node, node.id)
-        if isinstance(node.ctx, ast.Load) and node.id in self.imported:
+        if isinstance(node.ctx, ast.Load) and node.id in self.notebook.imported:
             self._handed_on(node, node.id)
             self._builds_by_names(node, node.id)
         if isinstance(node.ctx, ast.Load):
-            if node.id in self.trusting:
+            if node.id in self.notebook.trusting:
                 self._names_trusting(node, node.id)
             elif node.id in REFLECTION:
                 self.note(node, f"uses {node.id}")
-            elif node.id == "type" and node.id not in self.own and id(node) not in self.called:
+            elif node.id == "type" and node.id not in self.notebook.own and id(node) not in self.called:
                 self._class_handed_on(node, "takes type as a value, to be called out of sight")
-            elif node.id not in self.bound:  # the session's history, a test's leftovers, the grader's names
+            elif node.id not in self.notebook.bound:  # the session's history, a test's leftovers, the grader's names
                 self.note(node, f"reads {node.id}, which this notebook never defines")
-            elif node.id in dir(builtins) and node.id not in self.own and not allow_list.builtin_allowed(node.id):
+            elif node.id in dir(builtins) and node.id not in self.notebook.own and \
+                    not allow_list.builtin_allowed(node.id):
                 self.off_list(node, f"uses the builtin {node.id}")
         self._dunder_variable(node, node.id, not isinstance(node.ctx, ast.Load))
 
@@ -206,7 +187,7 @@ class Reader(ast.NodeVisitor):
         the grader may hand in (torch.Tensor, a probe), held where the reading does not follow it
         by a notebook that writes an attribute such a class has: T, = map(type, [x]);
         T.grad_fn = None makes every tensor say it recorded nothing."""
-        if not (self.written & class_names()) or self._followed(node):
+        if not (self.notebook.written & class_names()) or self._followed(node):
             return
         self.note(node, f"{what}, where the reading does not follow it")
 
@@ -223,10 +204,10 @@ class Reader(ast.NodeVisitor):
         value = resolve(full)
         if not (isinstance(value, types.ModuleType) or (isinstance(value, type) and not value.__flags__ & IMMUTABLE)):
             return
-        touched = set(self.written)
+        touched = set(self.notebook.written)
         if isinstance(value, types.ModuleType):
-            touched |= {name for name in self.own_attributes & set(dir(value))
-                        if not allow_list.dotted_allowed(f"{full}.{name}", self.allowed)[0]}
+            touched |= {name for name in self.notebook.own_attributes & set(dir(value))
+                        if not allow_list.dotted_allowed(f"{full}.{name}", self.notebook.allowed)[0]}
         if touched.isdisjoint(dir(value)):
             return
         if not self._followed(node):
@@ -239,7 +220,7 @@ class Reader(ast.NodeVisitor):
         or in an annotation."""
         parent = self.parents.get(id(node))
         if isinstance(parent, ast.FormattedValue) or (isinstance(parent, ast.Call) and node in parent.args and
-                                                      dotted_name(parent.func) in SHOWN - self.own):
+                                                      dotted_name(parent.func) in SHOWN - self.notebook.own):
             return True  # print(type(x)), f"{type(x)}": a text made of it, never it
         if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), (ast.Compare, ast.ExceptHandler)):
             return True  # type(x) in (A, B); except (A, B)
@@ -273,7 +254,8 @@ class Reader(ast.NodeVisitor):
         in_class = isinstance(self.parents.get(id(parent)), ast.ClassDef)
         return (isinstance(parent, ast.arg) and parent.annotation is child) or \
             (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child) or \
-            (isinstance(parent, ast.AnnAssign) and parent.annotation is child and not (in_class and self.field_types))
+            (isinstance(parent, ast.AnnAssign) and parent.annotation is child and
+             not (in_class and self.notebook.field_types))
 
     def _builds_by_names(self, node, dotted: str) -> None:
         """numpy's r_ and c_ given a string build a matrix of the caller's variables it names
@@ -305,9 +287,9 @@ class Reader(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         attr, dotted = node.attr, dotted_name(node)
-        if dotted and dotted.split(".")[0] in self.imported:
+        if dotted and dotted.split(".")[0] in self.notebook.imported:
             self._taken_as_value(node, dotted)
-        if attr in self.trusting and isinstance(node.ctx, ast.Load):
+        if attr in self.notebook.trusting and isinstance(node.ctx, ast.Load):
             self._names_trusting(node, attr)
         if attr == "seek" and id(node) not in self.called:
             self.note(node, "takes .seek as a value, to move a file out of sight")
@@ -322,7 +304,7 @@ class Reader(ast.NodeVisitor):
         elif (attr.startswith("__") and attr.endswith("__") and attr not in PLAIN_DUNDERS) or attr in INTERNALS or \
                 (attr == "gen" and isinstance(node.value, ast.Call)):
             self.note(node, f"reaches .{attr}")
-        elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.imported:
+        elif isinstance(node.ctx, ast.Load) and dotted and dotted.split(".")[0] in self.notebook.imported:
             self._reach(node, self.full(dotted), "uses")
             self._listed_chain(node, self.full(dotted))
             self._handed_on(node, dotted)
@@ -379,17 +361,19 @@ class Reader(ast.NodeVisitor):
         self._switch(node)
         self._library_setattr(node)
         self.called.add(id(func))
-        if name == "getattr" and name not in self.own and self._reads_own(node):
+        if name == "getattr" and name not in self.notebook.own and self._reads_own(node):
             for part in args:
                 self.visit(part)
             return
         constant = len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
-        if name in ("getattr", "hasattr") and name not in self.own and constant and args[1].value in self.trusting:
+        by_name = name in ("getattr", "hasattr") and name not in self.notebook.own and constant
+        if by_name and args[1].value in self.notebook.trusting:
             self._names_trusting(node, args[1].value)
-        if name in ("getattr", "hasattr") and name not in self.own and constant and not args[1].value.startswith("_"):
+        if by_name and not args[1].value.startswith("_"):
             if args[1].value == "seek" and id(node) not in self.called:
                 self.note(node, "takes .seek as a value, to move a file out of sight")
-            if dotted_name(args[0]) and dotted_name(args[0]).split(".")[0] in self.imported:  # torch.backends, "mps"
+            # torch.backends, "mps"
+            if dotted_name(args[0]) and dotted_name(args[0]).split(".")[0] in self.notebook.imported:
                 self._taken_as_value(node, f"{dotted_name(args[0])}.{args[1].value}")
                 self._handed_on(node, f"{dotted_name(args[0])}.{args[1].value}")
                 self._reach(node, f"{self.full(dotted_name(args[0]))}.{args[1].value}", "uses")
@@ -399,7 +383,7 @@ class Reader(ast.NodeVisitor):
             for part in [*args, *node.keywords]:
                 self.visit(part)  # getattr(x, "weight", None): an attribute read, spelled out
             return
-        if name == "hasattr" and name not in self.own:
+        if name == "hasattr" and name not in self.notebook.own:
             self.note(node, "uses hasattr with a name it computes")
         self._keywords(node)
         self._names_attributes(node)
@@ -412,12 +396,12 @@ class Reader(ast.NodeVisitor):
             self.note(node, "calls __init__ on something other than the object being made")
         if name == "type" and len(args) == 3:
             self.note(node, "makes a class with type()")
-        if name == "type" and name not in self.own and len(args) == 1:
+        if name == "type" and name not in self.notebook.own and len(args) == 1:
             self._class_handed_on(node, "hands the class type() gives on as a value")
         if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
             target = root_of(func.value)  # (a module's own tables are found by _reach)
-            if reaches_namespace(target) or (isinstance(target, ast.Name) and target.id in self.foreign and
-                                     target.id not in self.imported and target.id not in dir(builtins)):
+            if reaches_namespace(target) or (isinstance(target, ast.Name) and target.id in self.notebook.foreign and
+                                     target.id not in self.notebook.imported and target.id not in dir(builtins)):
                 self.note(node, f"changes {dotted_name(func.value) or 'a namespace'} with .{func.attr}()")
         self.generic_visit(node)
 
@@ -484,14 +468,14 @@ class Reader(ast.NodeVisitor):
         """The strings `node` can be: a constant's, or those of a name bound to constants alone."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value]
-        return list(self.texts.get(node.id, [])) if isinstance(node, ast.Name) else []
+        return list(self.notebook.texts.get(node.id, [])) if isinstance(node, ast.Name) else []
 
     def _reads_own(self, node) -> bool:
         """getattr by a computed name that reads only the student's own object (own_reads)."""
         scope = self.scopes[-1] if self.scopes else None
         in_class = bool(self.functions) and self.functions[-1][1]
-        return own_reads.own_layer(node, scope, in_class, self.templates, self.own) or \
-            own_reads.dataclass_field(node, scope, self.full, self.plain_imports)
+        return own_reads.own_layer(node, scope, in_class, self.notebook.templates, self.notebook.own) or \
+            own_reads.dataclass_field(node, scope, self.full, self.notebook.plain_imports)
 
     def _names_trusting(self, node, name: str) -> None:
         self.note(node, f"names {name}, a method that reads its own object by a computed name: run any way but "
@@ -521,7 +505,7 @@ class Reader(ast.NodeVisitor):
         self.blocks.update(id(item.context_expr) for item in node.items)  # with torch.no_grad(): a block
         for item in node.items:  # with nullcontext(lambda a, b: True) as isinstance: ...
             if isinstance(item.optional_vars, ast.Name) and any(
-                    isinstance(inner, ast.Lambda) or (isinstance(inner, ast.Name) and inner.id in self.defined)
+                    isinstance(inner, ast.Lambda) or (isinstance(inner, ast.Name) and inner.id in self.notebook.defined)
                     for inner in ast.walk(item.context_expr)):
                 self._rebinds(node, item.optional_vars.id, ast.Lambda())
         self.generic_visit(node)
@@ -548,8 +532,8 @@ class Reader(ast.NodeVisitor):
 
     def _own_definition(self, node) -> bool:
         """A name the notebook's own def or class binds, never an import's or an alias's."""
-        return isinstance(node, ast.Name) and node.id in self.defined and node.id not in self.foreign and \
-            node.id not in self.imported
+        return isinstance(node, ast.Name) and node.id in self.notebook.defined and \
+            node.id not in self.notebook.foreign and node.id not in self.notebook.imported
 
     def _held_open(self, node) -> None:
         """A generator that yields inside a `with` keeps what the `with` entered while it is
@@ -569,7 +553,7 @@ class Reader(ast.NodeVisitor):
                 if called.split(".")[-1] in SESSION_SWITCHES and isinstance(expression, ast.Call):
                     self.note(block, f"keeps {dotted_name(expression.func)} on across a yield")
                     return
-                if called not in HELD_HARMLESSLY or called in self.own:
+                if called not in HELD_HARMLESSLY or called in self.notebook.own:
                     shown = called or ast.unparse(expression)
                     self.note(block, f"keeps {shown} entered across a yield, where it may hold a grad mode "
                                      "or a default device")
@@ -580,8 +564,8 @@ class Reader(ast.NodeVisitor):
         its import, never rebound to something else."""
         dotted = dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
         head = dotted.split(".")[0]
-        heads = {head, self.aliases.get(head, "").split(".")[0]} - {""}
-        return self.full(dotted) in CONTEXT_MANAGERS and all(self.bindings.get(name, 0) == 1 for name in heads)
+        heads = {head, self.notebook.aliases.get(head, "").split(".")[0]} - {""}
+        return self.full(dotted) in CONTEXT_MANAGERS and all(self.notebook.bindings.get(name, 0) == 1 for name in heads)
 
     def _switch(self, node) -> None:
         """A grad mode or a default switched anywhere but for a block (a with, a decorator): for
@@ -593,12 +577,13 @@ class Reader(ast.NodeVisitor):
         """A builtin, or a name the course's own cells define (a helper the tests call), made code
         of the student's at the top of a cell: the tests would call it instead."""
         at_top = not self.functions or name in self.declared[-1]  # or `global name` in a function
-        if not at_top or name not in self.protected:
+        if not at_top or name not in self.notebook.protected:
             return
-        made = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.defined
+        made = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+            value.func.id in self.notebook.defined
         if self._is_code(value) or made:  # an object of a class of the student's may be called too
             self.note(node, f"redefines {name}, which the tests call, as code of its own")
-        elif name in self.course_imports and not isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif name in self.notebook.course_imports and not isinstance(node, (ast.Import, ast.ImportFrom)):
             self.note(node, f"rebinds {name}, which the course's own cells import")
 
     def visit_NamedExpr(self, node):
@@ -637,10 +622,10 @@ class Reader(ast.NodeVisitor):
         if value is UNKNOWN:  # a part of something unpacked: a value, most likely
             return False
         if isinstance(value, ast.Name):  # a student's variable holds a value; a function or a builtin is code
-            return value.id in self.defined or value.id in self.foreign
+            return value.id in self.notebook.defined or value.id in self.notebook.foreign
         if isinstance(value, ast.Call):  # a new object, unless it wraps code or the notebook's function makes it
             called = dotted_name(value.func) or ""
-            return called.split(".")[-1] in WRAPPERS | PASS_THROUGH or called in self.defined
+            return called.split(".")[-1] in WRAPPERS | PASS_THROUGH or called in self.notebook.defined
         # Constants, arithmetic, comparisons, f-strings, comprehensions and literals make values;
         # anything else (a lambda, an attribute or item taken from elsewhere, a conditional) may be code.
         return not isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr,
@@ -660,20 +645,20 @@ class Reader(ast.NodeVisitor):
             shown = dotted_name(target) or f"{dotted_name(target.value) or 'a namespace'}[...]"
             if reaches_namespace(root):
                 self.note(target, f"{verb} {shown} through {root.func.id}()")
-            elif isinstance(root, ast.Name) and root.id in self.foreign:
+            elif isinstance(root, ast.Name) and root.id in self.notebook.foreign:
                 if self.full(dotted_name(target) or "") not in SETTINGS:
                     self.note(target, f"{verb} {shown}, which belongs to {root.id}")
             elif isinstance(target, ast.Attribute) and not isinstance(root, ast.Name):
                 # [torch.Tensor][0].is_cuda = True, f().x = ...: whose object it is, the reading cannot say
                 self.note(target, f"{verb} .{target.attr} of an object it does not name")
-            elif isinstance(target, ast.Attribute) and target.attr in self.methods and self._is_code(value) and \
-                    not (self._in_constructor() and _is_self(target.value, self)):
+            elif isinstance(target, ast.Attribute) and target.attr in self.notebook.methods and \
+                    self._is_code(value) and not (self._in_constructor() and _is_self(target.value, self)):
                 self.note(target, f"{verb} .{target.attr}, the name of a method of torch or of the checks, as code")
-            elif isinstance(target, ast.Attribute) and target.attr in self.methods and isinstance(root, ast.Name) \
-                    and root.id in self._parameters() and not _is_self(target.value, self):
+            elif isinstance(target, ast.Attribute) and target.attr in self.notebook.methods and \
+                    isinstance(root, ast.Name) and root.id in self._parameters() and not _is_self(target.value, self):
                 self.note(target, f"{verb} {shown}, the name of a method of torch or of the checks, "
                                   "on an object handed in")
-            elif isinstance(root, ast.Name) and root.id in self.course_defined and self._is_code(value):
+            elif isinstance(root, ast.Name) and root.id in self.notebook.course_defined and self._is_code(value):
                 self.note(target, f"{verb} {shown}, which the course's own cells define, as code")
 
     def visit_Assign(self, node):
@@ -741,9 +726,9 @@ class Reader(ast.NodeVisitor):
         name = dotted_name(base) or ""
         for _ in range(3):  # aliases of aliases
             head, _, rest = name.partition(".")
-            if head not in self.aliases or self.aliases[head] == head:
+            if head not in self.notebook.aliases or self.notebook.aliases[head] == head:
                 break
-            name = ".".join(filter(None, [self.aliases[head], rest]))
+            name = ".".join(filter(None, [self.notebook.aliases[head], rest]))
         return name
 
     def visit_ClassDef(self, node):
@@ -780,12 +765,13 @@ class Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_MatchAs(self, node):
-        if node.name is not None and node.name in self.protected:  # case [isinstance]: a builtin bound to anything
+        # case [isinstance]: a builtin bound to anything
+        if node.name is not None and node.name in self.notebook.protected:
             self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
         self.generic_visit(node)
 
     def visit_MatchStar(self, node):
-        if node.name is not None and node.name in self.protected:
+        if node.name is not None and node.name in self.notebook.protected:
             self.note(node, f"binds {node.name}, which the tests call, to what the match takes apart")
         self.generic_visit(node)
 

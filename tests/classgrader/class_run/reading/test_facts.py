@@ -10,6 +10,7 @@ from classgrader.class_run.reading.facts import (
     constant_strings,
     module_aliases,
     name_aliases,
+    notebook_facts,
     notebook_names,
 )
 
@@ -53,3 +54,12 @@ def test_aliases_of_names_and_of_modules():
     aliases = name_aliases(NOTEBOOK)
     assert aliases["T"] == "torch.Tensor" and aliases["t"] == "torch"
     assert module_aliases(aliases, notebook_names(NOTEBOOK)[2]) == {"T": "torch.Tensor", "t": "torch"}
+
+
+def test_the_notebook_s_facts_are_found_once_for_every_cell():
+    notebook = notebook_facts(NOTEBOOK, course_callables={"describe"}, course_imports={"start_grading"})
+    assert "Net" in notebook.defined and notebook.field_types  # it calls dataclasses.fields
+    assert {"describe", "start_grading", "print"} <= notebook.protected  # the tests call these
+    assert notebook.texts == {"fmt": ["{:.2f}"]} and notebook.imported["t"] == "torch"
+    assert {"fc", "scale"} <= notebook.own_attributes <= notebook.own
+    assert "torch" in notebook.allowed and "start_grading" in notebook.methods
