@@ -94,6 +94,12 @@ ROUTES = {
     "an attribute read by a computed name": ("def f(x, n):\n    return getattr(x, n)", "getattr"),
     "a hook on a module handed in": ("def evaluate(model):\n    model.register_forward_hook(print)",
                                      ".register_forward_hook"),
+    # the grader's own autograd.grad(got, pred) then gives what the hook returns, not the answer's gradient
+    "a gradient hook on a tensor handed in": ("def loss(pred, target):\n    pred.register_hook(lambda g: g * 0)\n"
+                                              "    return (pred - target).pow(2).mean()", ".register_hook"),
+    "a gradient hook on a graph's node": ("def loss(pred):\n    out = pred * 2\n"
+                                          "    out.grad_fn.register_hook(lambda gi, go: gi)\n    return out",
+                                          ".register_hook"),
     "C access through an array": ("import numpy as np\nlibc = np.zeros(1).ctypes._ctypes.CDLL(None)", ".ctypes"),
     "a private name made readable by a parameter of that name": (
         "def spelled(_pack):\n    return None\nclass Box:\n    pass\nfound = Box()._pack", "reads ._pack"),
