@@ -153,6 +153,12 @@ def class_members(body: list) -> list[str]:
     return names
 
 
+def class_bases(trees) -> dict[str, list[str]]:
+    """Each class the notebook defines -> the dotted names of its bases (those written as names)."""
+    return {node.name: [name for name in map(dotted_name, node.bases) if name]
+            for tree in filter(None, trees) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
 def name_aliases(trees) -> dict[str, str]:
     """Names assigned a dotted name, annotated or not (Base = torch.Tensor, T = type, or
     getattr(torch.backends, "mps", None)): name -> that dotted name."""
@@ -210,6 +216,7 @@ class Notebook:
     templates: set[tuple]  # see own_reads
     plain_imports: set[str]
     trusting: set[str]  # methods that read their own object by a computed name: never named
+    class_bases: dict[str, list[str]]  # each class it defines -> its bases' dotted names (class_bases)
 
 
 def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
@@ -239,4 +246,5 @@ def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
         allowed=allow_list.modules(course_modules), methods=method_names(), own=own, own_attributes=own_attributes,
         written=attributes_written(trees), texts=constant_strings(trees, bindings),
         field_types="dataclasses.fields" in calls_made(trees, imported), aliases=aliases, bindings=bindings,
-        templates=templates, plain_imports=own_reads.plain_imports(filter(None, trees)), trusting=trusting)
+        templates=templates, plain_imports=own_reads.plain_imports(filter(None, trees)), trusting=trusting,
+        class_bases=class_bases(trees))

@@ -37,6 +37,8 @@ from classgrader.class_run.reading.rules import (
     PLAIN_MAGICS,
     REACHES_PROCESS,
     REFLECTION,
+    REPORTING_CLASSES,
+    SELF_REPORTS,
     SESSION_SWITCHES,
     SETTINGS,
     SHOWN,
@@ -660,6 +662,7 @@ class Reader(ast.NodeVisitor):
                                   "on an object handed in")
             elif isinstance(root, ast.Name) and root.id in self.notebook.course_defined and self._is_code(value):
                 self.note(target, f"{verb} {shown}, which the course's own cells define, as code")
+            self._reports_written(target, value)
 
     def visit_Assign(self, node):
         for target in node.targets:
@@ -742,10 +745,14 @@ class Reader(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "metaclass":
                 self.note(node, f"gives {node.name} a metaclass")
+        reporting = self._reporting_class(node.name)
         for item in node.body:
             for name in class_members([item]):
                 if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
+                elif reporting and name in SELF_REPORTS:
+                    self.note(item, f"gives {node.name} its own {name}, which the tests read to see what a "
+                                    f"{reporting} holds")
         self.functions.append(("<class>", False, None))
         self.scopes.append(node)
         # `global name` in a class body binds the module's name, as in a function.
@@ -754,6 +761,34 @@ class Reader(ast.NodeVisitor):
         self.declared.pop()
         self.functions.pop()
         self.scopes.pop()
+
+    def _reporting_class(self, name: str, seen: frozenset = frozenset()) -> str | None:
+        """The class of torch's (a module, an optimiser) that the notebook's class `name` derives
+        from, directly or through classes of the notebook's own; None if none."""
+        for base in self.notebook.class_bases.get(name, []):
+            head, _, rest = base.partition(".")
+            base = ".".join(filter(None, [self.notebook.aliases.get(head, head), rest]))
+            if base in self.notebook.class_bases and base not in self.notebook.imported and base not in seen:
+                found = self._reporting_class(base, seen | {name})
+            else:
+                value = resolve(self.full(base))
+                found = next((dotted for dotted in REPORTING_CLASSES if isinstance(value, type) and
+                              issubclass(value, resolve(dotted))), None)
+            if found:
+                return found
+        return None
+
+    def _reports_written(self, target, value) -> None:
+        """self.parameters = ... in the constructor of a module or optimiser of the notebook's:
+        the object's own attribute stands in for the method the tests call to list what it holds."""
+        if not (isinstance(target, ast.Attribute) and target.attr in SELF_REPORTS and self._in_constructor() and
+                _is_self(target.value, self) and self._is_code(value)):
+            return
+        owner = next((scope for scope in reversed(self.scopes) if isinstance(scope, ast.ClassDef)), None)
+        reporting = self._reporting_class(owner.name) if owner is not None else None
+        if reporting:
+            self.note(target, f"assigns {ast.unparse(target)} as code, where the tests call it to see what a "
+                              f"{reporting} holds")
 
     def visit_MatchClass(self, node):
         """case object(sys=s): each keyword of a class pattern reads the attribute it names."""

@@ -61,6 +61,12 @@ OWN_METHODS = PLAIN_DUNDERS | {"__init__", "__len__", "__getitem__", "__iter__",
 # code it makes and runs: {"a, print(1)": int} runs print in __eq__)
 # Classes a student's own class may not derive from: what torch and the checks take as a tensor.
 TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "TensorBase", "_TensorBase"}
+# What torch's modules and optimisers tell of themselves, which the tests read to see what one holds
+# (its parameters, its buffers, its layers, its mode): a subclass that redefines one can report
+# anything (statistics kept as parameters, listed as buffers).
+SELF_REPORTS = {"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                "modules", "named_modules", "state_dict", "training", "param_groups"}
+REPORTING_CLASSES = ("torch.nn.Module", "torch.optim.Optimizer")
 METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
 # Names of modules: an attribute of the notebook's own by that name (self.sys) never makes one
 # readable elsewhere (torch.sys, reached through a parameter the reading cannot resolve).

@@ -94,6 +94,19 @@ ROUTES = {
     "an attribute read by a computed name": ("def f(x, n):\n    return getattr(x, n)", "getattr"),
     "a hook on a module handed in": ("def evaluate(model):\n    model.register_forward_hook(print)",
                                      ".register_forward_hook"),
+    # statistics kept as parameters, listed as buffers: the tests' reading of the module is the class's word
+    "a module of its own that redefines what it reports holding": (
+        "import torch\nfrom torch import nn\nclass Norm(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.mean = nn.Parameter(torch.zeros(2))\n"
+        "    def named_parameters(self, *args, **kwargs):\n        return iter([])", "its own named_parameters"),
+    "the same, through a base class of its own": (
+        "from torch import nn\nBase = nn.Module\nclass A(Base):\n    pass\nclass B(A):\n"
+        "    def named_buffers(self, *args, **kwargs):\n        return iter([])", "its own named_buffers"),
+    "the same, as the object's own attribute": (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.parameters = lambda recurse=True: iter([])", "assigns self.parameters as code"),
+    "an optimiser of its own that redefines what it reports": (
+        "import torch\nclass O(torch.optim.SGD):\n    def state_dict(self):\n        return {}", "its own state_dict"),
     # the grader's own autograd.grad(got, pred) then gives what the hook returns, not the answer's gradient
     "a gradient hook on a tensor handed in": ("def loss(pred, target):\n    pred.register_hook(lambda g: g * 0)\n"
                                               "    return (pred - target).pow(2).mean()", ".register_hook"),
@@ -693,6 +706,14 @@ EVERYDAY = {
     "an array module passed, its names the notebook's too": (
         "import numpy as np\nclass Stats:\n    def mean(self):\n        return 0.0\n"
         "def total(x, xp=np):\n    return xp.sum(x) + xp.mean(x)"),
+    # near what a module reports of itself
+    "a hand-made layer that lists its parameters": (
+        "import torch\nclass Linear:\n    def __init__(self, n, m):\n        self.w = torch.zeros(n, m)\n"
+        "    def parameters(self):\n        return [self.w]\n    def state_dict(self):\n        return {'w': self.w}"),
+    "a module whose train() sets its mode": (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n    def train(self, mode=True):\n        super().train(mode)\n"
+        "        self.training = mode\n        return self\n    def forward(self, x):\n        return self.fc(x)"),
     # near register
     "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
                              "    def register(self, name, fn):\n        self.items[name] = fn\n"
