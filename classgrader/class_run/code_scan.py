@@ -23,7 +23,9 @@ course needs none of the means such rewriting takes, which are named as such:
   a mapping spread into SimpleNamespace; a module imported by name (a matplotlib backend
   "module://name");
 - the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
-  __array_interface__ (a raw pointer);
+  __array_interface__ (a raw pointer), an array made over another's memory (np.ndarray's buffer,
+  recarray's buf) at an offset that is not a constant of at least 0 (a negative one starts it
+  before, anywhere);
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
   and super().__init__ (as attributes or as variables: __builtins__, __annotations__), torch._C,

@@ -390,6 +390,7 @@ class Reader(ast.NodeVisitor):
         self._keywords(node)
         self._names_attributes(node)
         self._seeks(node)
+        self._over_memory(node)
         self._formats(node)
         self._backend(node)
         if isinstance(func, ast.Attribute) and func.attr == "__init__" and \
@@ -441,6 +442,35 @@ class Reader(ast.NodeVisitor):
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else read and read[1]
         if attr == "seek" and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
             self.note(node, "moves a file to a position it computes, as a write into the process's memory does")
+
+    def _over_memory(self, node) -> None:
+        """numpy's array made over another object's memory (np.ndarray(shape, dtype, buffer,
+        offset), recarray's buf) checks only that it ends inside it: a negative offset starts it
+        before, anywhere in the process's memory, read and written. The offset must be a constant
+        at least 0; what makes the array is numpy's class by name, a class the notebook derives
+        from it, type() of something, or any call given a buffer by keyword."""
+        by_keyword = any(keyword.arg in ("buffer", "buf") for keyword in node.keywords)
+        if not (by_keyword or (len(node.args) >= 3 and self._array_class(node.func))):
+            return
+        offsets = [keyword.value for keyword in node.keywords if keyword.arg == "offset"] + node.args[3:4]
+        if any(not (isinstance(offset, ast.Constant) and type(offset.value) is int and offset.value >= 0)
+               for offset in offsets) or any(isinstance(part, ast.Starred) for part in node.args) or \
+                any(keyword.arg is None for keyword in node.keywords):
+            self.note(node, "makes an array over another's memory at an offset that is not a constant of at least "
+                            "0: a negative one reaches the process's memory before it, to read and write")
+
+    def _array_class(self, func, seen: frozenset = frozenset()) -> bool:
+        """Whether `func` may be numpy's array class or a subclass of it (one that takes a buffer)."""
+        if isinstance(func, ast.Call):
+            return dotted_name(func.func) == "type"  # type(a)(shape, dtype, buffer, offset)
+        dotted = dotted_name(func) or ""
+        head, _, rest = dotted.partition(".")
+        dotted = ".".join(filter(None, [self.notebook.aliases.get(head, head), rest]))
+        if dotted in self.notebook.class_bases:  # a class of the notebook's: its bases, each once
+            return any(self._array_class(ast.parse(base, mode="eval").body, seen | {dotted})
+                       for base in self.notebook.class_bases[dotted] if base not in seen | {dotted})
+        value = resolve(self.full(dotted))
+        return isinstance(value, type) and issubclass(value, resolve("numpy.ndarray"))
 
     def _formats(self, node) -> None:
         """"{0.sys.modules}".format(torch): a format string's fields read attributes and items by

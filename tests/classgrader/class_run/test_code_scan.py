@@ -184,6 +184,22 @@ ROUTES = {
     "the same, its name computed": (
         "import types\nd = {'__array_' + 'interface__': {}}\nns = types.SimpleNamespace(**d)",
         "attributes named by a mapping"),
+    # numpy checks only that such an array ends inside its buffer: a negative offset starts it anywhere before
+    "the same, through an array over another's memory": (
+        "import numpy as np\na = np.zeros(8, dtype=np.uint8)\nraw = np.ndarray((64,), np.uint8, a, -56)",
+        "an array over another's memory"),
+    "the same, its offset a keyword and computed": (
+        "import numpy as np, torch\na = np.zeros(8, dtype=np.uint8)\nt = torch.zeros(1)\n"
+        "raw = np.ndarray((4,), np.uint8, buffer=a, offset=t.data_ptr() - torch.from_numpy(a).data_ptr())",
+        "an array over another's memory"),
+    "the same, by recarray's buf": (
+        "import numpy as np\nraw = np.recarray((8,), dtype=np.uint8, buf=np.zeros(1), offset=-56)",
+        "an array over another's memory"),
+    "the same, by the class type() gives": (
+        "import numpy as np\na = np.zeros(8)\nraw = type(a)((8,), np.uint8, a, -56)", "an array over another's memory"),
+    "the same, by a subclass of the notebook's": (
+        "import numpy as np\nclass A(np.ndarray):\n    pass\nraw = A((8,), np.uint8, np.zeros(1), -56)",
+        "an array over another's memory"),
     "code made from text, as a type hint": (
         "import typing\nclass A:\n    x: \"__import__('sys').modules.clear()\"\ntyping.get_type_hints(A)",
         "uses __import__"),
@@ -706,6 +722,11 @@ EVERYDAY = {
     "an array module passed, its names the notebook's too": (
         "import numpy as np\nclass Stats:\n    def mean(self):\n        return 0.0\n"
         "def total(x, xp=np):\n    return xp.sum(x) + xp.mean(x)"),
+    # near arrays over a buffer
+    "arrays made, one over a buffer, and offsets of diagonals": (
+        "import numpy as np, torch\na = np.ndarray((2, 3))\nok = isinstance(a, np.ndarray)\n"
+        "b = np.ndarray((2,), dtype=np.float64, buffer=np.zeros(4), offset=8)\n"
+        "d = torch.diagonal(torch.eye(3), offset=-1)\ne = np.diagonal(np.eye(3), offset=-1)"),
     # near what a module reports of itself
     "a hand-made layer that lists its parameters": (
         "import torch\nclass Linear:\n    def __init__(self, n, m):\n        self.w = torch.zeros(n, m)\n"
