@@ -29,8 +29,10 @@ course needs none of the means such rewriting takes, which are named as such:
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
   and super().__init__ (as attributes or as variables: __builtins__, __annotations__), torch._C,
-  global hooks, the check library's records, and any module reached through another
-  (torch.sys), each resolved against the real module in the grader;
+  global hooks, the private tables of hooks torch's objects run (model._forward_hooks, read or
+  written, even where the notebook gives its own objects such a name), the check library's
+  records, and any module reached through another (torch.sys), each resolved against the real
+  module in the grader;
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a

@@ -693,6 +693,8 @@ class Reader(ast.NodeVisitor):
             elif isinstance(root, ast.Name) and root.id in self.notebook.course_defined and self._is_code(value):
                 self.note(target, f"{verb} {shown}, which the course's own cells define, as code")
             self._reports_written(target, value)
+            if isinstance(target, ast.Attribute) and target.attr in allow_list.private_hooks():
+                self.note(target, f"{verb} {shown}, a table of hooks torch's objects run")
 
     def visit_Assign(self, node):
         for target in node.targets:

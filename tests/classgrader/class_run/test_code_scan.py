@@ -94,6 +94,13 @@ ROUTES = {
     "an attribute read by a computed name": ("def f(x, n):\n    return getattr(x, n)", "getattr"),
     "a hook on a module handed in": ("def evaluate(model):\n    model.register_forward_hook(print)",
                                      ".register_forward_hook"),
+    # the grader's own forward of that module then gives zeros
+    "a module's private hooks table, its name given to a class of the notebook's": (
+        "class Box:\n    def __init__(self):\n        self._forward_hooks = {}\ndef evaluate(model):\n"
+        "    model._forward_hooks[0] = lambda module, args, output: output * 0", "reads ._forward_hooks"),
+    "a tensor's private hooks table assigned": (
+        "def loss(pred):\n    pred._backward_hooks = {0: lambda g: g * 0}\n    return (pred ** 2).sum()",
+        "a table of hooks"),
     # statistics kept as parameters, listed as buffers: the tests' reading of the module is the class's word
     "a module of its own that redefines what it reports holding": (
         "import torch\nfrom torch import nn\nclass Norm(nn.Module):\n    def __init__(self):\n"
@@ -727,6 +734,11 @@ EVERYDAY = {
         "import numpy as np, torch\na = np.ndarray((2, 3))\nok = isinstance(a, np.ndarray)\n"
         "b = np.ndarray((2,), dtype=np.float64, buffer=np.zeros(4), offset=8)\n"
         "d = torch.diagonal(torch.eye(3), offset=-1)\ne = np.diagonal(np.eye(3), offset=-1)"),
+    # near private hooks tables
+    "a hand-made autograd value with private fields": (
+        "class Value:\n    def __init__(self, data):\n        self.data, self.grad = data, 0.0\n"
+        "        self._backward, self._prev = (lambda: None), set()\n    def backward(self):\n"
+        "        self._backward()"),
     # near what a module reports of itself
     "a hand-made layer that lists its parameters": (
         "import torch\nclass Linear:\n    def __init__(self, n, m):\n        self.w = torch.zeros(n, m)\n"
