@@ -25,7 +25,8 @@ course needs none of the means such rewriting takes, which are named as such:
 - the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
   __array_interface__ (a raw pointer), an array made over another's memory (np.ndarray's buffer,
   recarray's buf) at an offset that is not a constant of at least 0 (a negative one starts it
-  before, anywhere);
+  before, anywhere), or with its arguments unpacked, or numpy's array class (or the class type()
+  gives) handed to a call the reading does not follow (partial(np.ndarray, ...));
 - the interpreter and the grader: modules beyond the course's (sys beyond its streams, gc,
   ctypes, inspect, importlib, classgrader...), frames and code objects, dunders beyond a name
   and super().__init__ (as attributes or as variables: __builtins__, __annotations__), torch._C,

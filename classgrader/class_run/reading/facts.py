@@ -159,6 +159,14 @@ def class_bases(trees) -> dict[str, list[str]]:
             for tree in filter(None, trees) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
 
 
+def made_by_type(trees) -> frozenset[str]:
+    """Names assigned the class type() gives (cls = type(a)): a class, to be called like one."""
+    return frozenset(target.id for tree in filter(None, trees) for node in ast.walk(tree)
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and
+                     isinstance(node.value.func, ast.Name) and node.value.func.id == "type"
+                     for target in node.targets if isinstance(target, ast.Name))
+
+
 def name_aliases(trees) -> dict[str, str]:
     """Names assigned a dotted name, annotated or not (Base = torch.Tensor, T = type, or
     getattr(torch.backends, "mps", None)): name -> that dotted name."""
@@ -217,6 +225,7 @@ class Notebook:
     plain_imports: set[str]
     trusting: set[str]  # methods that read their own object by a computed name: never named
     class_bases: dict[str, list[str]]  # each class it defines -> its bases' dotted names (class_bases)
+    made_by_type: frozenset[str]  # names assigned the class type() gives (made_by_type)
 
 
 def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
@@ -247,4 +256,4 @@ def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
         written=attributes_written(trees), texts=constant_strings(trees, bindings),
         field_types="dataclasses.fields" in calls_made(trees, imported), aliases=aliases, bindings=bindings,
         templates=templates, plain_imports=own_reads.plain_imports(filter(None, trees)), trusting=trusting,
-        class_bases=class_bases(trees))
+        class_bases=class_bases(trees), made_by_type=made_by_type(trees))

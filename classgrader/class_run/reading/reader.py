@@ -286,6 +286,8 @@ class Reader(ast.NodeVisitor):
         if full.split(".")[-1] in SESSION_SWITCHES or allow_list.keyword_rules(full) is not None or \
                 full in CLASS_WRITERS:
             self.note(node, f"takes {full} as a value, to be called out of sight")
+        elif self._is_array_class(resolve(full)) and not self._followed(node):
+            self.note(node, f"takes {full} as a value, to make an array over another's memory out of sight")
 
     def visit_Attribute(self, node):
         attr, dotted = node.attr, dotted_name(node)
@@ -401,6 +403,10 @@ class Reader(ast.NodeVisitor):
             self.note(node, "makes a class with type()")
         if name == "type" and name not in self.notebook.own and len(args) == 1:
             self._class_handed_on(node, "hands the class type() gives on as a value")
+            parent = self.parents.get(id(node))
+            if isinstance(parent, (ast.Call, ast.keyword)) and not self._followed(node) and id(node) not in self.noted:
+                # partial(type(a), shape, dtype, a, -56): a class called where the reading does not see it
+                self.note(node, "hands the class type() gives to a call, where the reading does not follow it")
         if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
             target = root_of(func.value)  # (a module's own tables are found by _reach)
             if reaches_namespace(target) or (isinstance(target, ast.Name) and target.id in self.notebook.foreign and
@@ -450,7 +456,9 @@ class Reader(ast.NodeVisitor):
         at least 0; what makes the array is numpy's class by name, a class the notebook derives
         from it, type() of something, or any call given a buffer by keyword."""
         by_keyword = any(keyword.arg in ("buffer", "buf") for keyword in node.keywords)
-        if not (by_keyword or (len(node.args) >= 3 and self._array_class(node.func))):
+        unseen = any(isinstance(part, ast.Starred) for part in node.args) or \
+            any(keyword.arg is None for keyword in node.keywords)  # np.ndarray(*parts)
+        if not (by_keyword or ((len(node.args) >= 3 or unseen) and self._array_class(node.func))):
             return
         offsets = [keyword.value for keyword in node.keywords if keyword.arg == "offset"] + node.args[3:4]
         if any(not (isinstance(offset, ast.Constant) and type(offset.value) is int and offset.value >= 0)
@@ -463,13 +471,18 @@ class Reader(ast.NodeVisitor):
         """Whether `func` may be numpy's array class or a subclass of it (one that takes a buffer)."""
         if isinstance(func, ast.Call):
             return dotted_name(func.func) == "type"  # type(a)(shape, dtype, buffer, offset)
+        if isinstance(func, ast.Name) and func.id in self.notebook.made_by_type:
+            return True  # cls = type(a); cls(shape, dtype, buffer, offset)
         dotted = dotted_name(func) or ""
         head, _, rest = dotted.partition(".")
         dotted = ".".join(filter(None, [self.notebook.aliases.get(head, head), rest]))
         if dotted in self.notebook.class_bases:  # a class of the notebook's: its bases, each once
             return any(self._array_class(ast.parse(base, mode="eval").body, seen | {dotted})
                        for base in self.notebook.class_bases[dotted] if base not in seen | {dotted})
-        value = resolve(self.full(dotted))
+        return self._is_array_class(resolve(self.full(dotted)))
+
+    @staticmethod
+    def _is_array_class(value) -> bool:
         return isinstance(value, type) and issubclass(value, resolve("numpy.ndarray"))
 
     def _formats(self, node) -> None:

@@ -204,6 +204,18 @@ ROUTES = {
         "an array over another's memory"),
     "the same, by the class type() gives": (
         "import numpy as np\na = np.zeros(8)\nraw = type(a)((8,), np.uint8, a, -56)", "an array over another's memory"),
+    "the same, numpy's array class handed to partial": (
+        "import functools, numpy as np\na = np.zeros(8)\nraw = functools.partial(np.ndarray, (8,), np.uint8, a, -56)()",
+        "takes numpy.ndarray as a value"),
+    "the same, its arguments unpacked": (
+        "import numpy as np\na = np.zeros(8)\nparts = ((8,), np.uint8, a, -56)\nraw = np.ndarray(*parts)",
+        "an array over another's memory"),
+    "the same, by a name for the class type() gives": (
+        "import numpy as np\na = np.zeros(8)\ncls = type(a)\nraw = cls((8,), np.uint8, a, -56)",
+        "an array over another's memory"),
+    "the same, the class type() gives handed to partial": (
+        "import functools, numpy as np\na = np.zeros(8)\n"
+        "raw = functools.partial(type(a), (8,), np.uint8, a, -56)()", "hands the class type() gives to a call"),
     "the same, by a subclass of the notebook's": (
         "import numpy as np\nclass A(np.ndarray):\n    pass\nraw = A((8,), np.uint8, np.zeros(1), -56)",
         "an array over another's memory"),
@@ -739,6 +751,10 @@ EVERYDAY = {
         "class Value:\n    def __init__(self, data):\n        self.data, self.grad = data, 0.0\n"
         "        self._backward, self._prev = (lambda: None), set()\n    def backward(self):\n"
         "        self._backward()"),
+    "array classes asked about, type() shown and compared": (
+        "import numpy as np\nx = np.zeros(2)\nok = isinstance(x, np.ndarray) or type(x) == np.ndarray\n"
+        "def f(a: np.ndarray) -> np.ndarray:\n    return a\nprint(type(x), str(type(x)))\n"
+        "same = isinstance(x, type(x))\nkinds = [type(v) for v in [1, 2.0]]\ncopy = type(x)(3)"),
     # near what a module reports of itself
     "a hand-made layer that lists its parameters": (
         "import torch\nclass Linear:\n    def __init__(self, n, m):\n        self.w = torch.zeros(n, m)\n"
