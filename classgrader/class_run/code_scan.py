@@ -46,8 +46,9 @@ course needs none of the means such rewriting takes, which are named as such:
   comparison, truth, conversion or attribute lookup, or writes its annotations as a table (their
   names, any text, become code in what dataclass makes); a module or optimiser of its own that
   redefines what it reports holding (parameters, buffers, layers, state_dict, its mode), as a
-  member or as code its constructor assigns to self; a builtin or a helper of the course's own
-  cells redefined as code (the tests would call it); grad mode or a default switched anywhere
+  member (its own or a base class's of the notebook's) or as code its constructor assigns to
+  self; a builtin or a helper of the course's own cells redefined as code (the tests would call
+  it); grad mode or a default switched anywhere
   but for a block, or held by a generator suspended inside a `with` of anything but a file, a
   folder or a catch (a @contextmanager by a name never rebound is a block); the session's
   history (In, Out, _i), names the notebook never defines, unpickling

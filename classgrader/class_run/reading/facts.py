@@ -159,6 +159,12 @@ def class_bases(trees) -> dict[str, list[str]]:
             for tree in filter(None, trees) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
 
 
+def class_defines(trees) -> dict[str, frozenset[str]]:
+    """Each class the notebook defines -> the names its body defines (class_members)."""
+    return {node.name: frozenset(class_members(node.body))
+            for tree in filter(None, trees) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
 def made_by_type(trees) -> frozenset[str]:
     """Names assigned the class type() gives (cls = type(a)): a class, to be called like one."""
     return frozenset(target.id for tree in filter(None, trees) for node in ast.walk(tree)
@@ -226,6 +232,7 @@ class Notebook:
     trusting: set[str]  # methods that read their own object by a computed name: never named
     class_bases: dict[str, list[str]]  # each class it defines -> its bases' dotted names (class_bases)
     made_by_type: frozenset[str]  # names assigned the class type() gives (made_by_type)
+    class_defines: dict[str, frozenset[str]]  # each class it defines -> its body's names (class_defines)
 
 
 def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
@@ -256,4 +263,5 @@ def notebook_facts(trees, course_callables: AbstractSet[str] = frozenset(),
         written=attributes_written(trees), texts=constant_strings(trees, bindings),
         field_types="dataclasses.fields" in calls_made(trees, imported), aliases=aliases, bindings=bindings,
         templates=templates, plain_imports=own_reads.plain_imports(filter(None, trees)), trusting=trusting,
-        class_bases=class_bases(trees), made_by_type=made_by_type(trees))
+        class_bases=class_bases(trees), made_by_type=made_by_type(trees),
+        class_defines=class_defines(trees))

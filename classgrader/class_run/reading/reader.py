@@ -791,6 +791,10 @@ class Reader(ast.NodeVisitor):
             if keyword.arg == "metaclass":
                 self.note(node, f"gives {node.name} a metaclass")
         reporting = self._reporting_class(node.name)
+        for base in self._own_bases(node.name) if reporting else ():  # class Norm(Lying, nn.Module)
+            for name in sorted(self.notebook.class_defines.get(base, frozenset()) & SELF_REPORTS):
+                self.note(node, f"gives {node.name} {base}'s own {name}, which the tests read to see what a "
+                                f"{reporting} holds")
         for item in node.body:
             for name in class_members([item]):
                 if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
@@ -822,6 +826,15 @@ class Reader(ast.NodeVisitor):
             if found:
                 return found
         return None
+
+    def _own_bases(self, name: str, seen: frozenset = frozenset()) -> set[str]:
+        """The notebook's own classes `name` derives from, directly or not."""
+        found = set()
+        for base in self.notebook.class_bases.get(name, []):
+            base = self.notebook.aliases.get(base, base)
+            if base in self.notebook.class_bases and base not in self.notebook.imported and base not in seen | {name}:
+                found |= {base} | self._own_bases(base, seen | {name})
+        return found
 
     def _reports_written(self, target, value) -> None:
         """self.parameters = ... in the constructor of a module or optimiser of the notebook's:

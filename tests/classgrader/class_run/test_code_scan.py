@@ -109,6 +109,9 @@ ROUTES = {
     "the same, through a base class of its own": (
         "from torch import nn\nBase = nn.Module\nclass A(Base):\n    pass\nclass B(A):\n"
         "    def named_buffers(self, *args, **kwargs):\n        return iter([])", "its own named_buffers"),
+    "the same, from a plain class of its own first in the bases": (
+        "from torch import nn\nclass Lie:\n    def named_parameters(self, *args, **kwargs):\n        return iter([])\n"
+        "class Norm(Lie, nn.Module):\n    pass", "Lie's own named_parameters"),
     "the same, as the object's own attribute": (
         "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.parameters = lambda recurse=True: iter([])", "assigns self.parameters as code"),
