@@ -6,8 +6,11 @@ from classgrader.class_run.reading.facts import (
     attributes_written,
     binding_counts,
     calls_made,
+    class_bases,
+    class_defines,
     class_members,
     constant_strings,
+    made_by_type,
     module_aliases,
     name_aliases,
     notebook_facts,
@@ -63,3 +66,9 @@ def test_the_notebook_s_facts_are_found_once_for_every_cell():
     assert notebook.texts == {"fmt": ["{:.2f}"]} and notebook.imported["t"] == "torch"
     assert {"fc", "scale"} <= notebook.own_attributes <= notebook.own
     assert "torch" in notebook.allowed and "start_grading" in notebook.methods
+
+
+def test_classes_their_bases_and_what_their_bodies_define():
+    assert class_bases(NOTEBOOK) == {"Net": ["torch.nn.Module"]}
+    assert class_defines(NOTEBOOK) == {"Net": frozenset({"size", "__init__"})}
+    assert made_by_type(NOTEBOOK) == {"K"}  # K = type(x): a class, called like one
