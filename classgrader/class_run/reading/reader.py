@@ -467,17 +467,17 @@ class Reader(ast.NodeVisitor):
             self.note(node, "makes an array over another's memory at an offset that is not a constant of at least "
                             "0: a negative one reaches the process's memory before it, to read and write")
 
-    def _array_class(self, func, seen: frozenset = frozenset()) -> bool:
+    def _array_class(self, func) -> bool:
         """Whether `func` may be numpy's array class or a subclass of it (one that takes a buffer)."""
         if isinstance(func, ast.Call):
             return dotted_name(func.func) == "type"  # type(a)(shape, dtype, buffer, offset)
         if isinstance(func, ast.Name) and func.id in self.notebook.made_by_type:
             return True  # cls = type(a); cls(shape, dtype, buffer, offset)
-        dotted = dotted_name(func) or ""
-        head, _, rest = dotted.partition(".")
-        dotted = ".".join(filter(None, [self.notebook.aliases.get(head, head), rest]))
+        return self._array_class_named(full_name(dotted_name(func) or "", self.notebook.aliases))
+
+    def _array_class_named(self, dotted: str, seen: frozenset = frozenset()) -> bool:
         if dotted in self.notebook.class_bases:  # a class of the notebook's: its bases, each once
-            return any(self._array_class(ast.parse(base, mode="eval").body, seen | {dotted})
+            return any(self._array_class_named(full_name(base, self.notebook.aliases), seen | {dotted})
                        for base in self.notebook.class_bases[dotted] if base not in seen | {dotted})
         return self._is_array_class(resolve(self.full(dotted)))
 
@@ -815,8 +815,7 @@ class Reader(ast.NodeVisitor):
         """The class of torch's (a module, an optimiser) that the notebook's class `name` derives
         from, directly or through classes of the notebook's own; None if none."""
         for base in self.notebook.class_bases.get(name, []):
-            head, _, rest = base.partition(".")
-            base = ".".join(filter(None, [self.notebook.aliases.get(head, head), rest]))
+            base = full_name(base, self.notebook.aliases)
             if base in self.notebook.class_bases and base not in self.notebook.imported and base not in seen:
                 found = self._reporting_class(base, seen | {name})
             else:
@@ -831,7 +830,7 @@ class Reader(ast.NodeVisitor):
         """The notebook's own classes `name` derives from, directly or not."""
         found = set()
         for base in self.notebook.class_bases.get(name, []):
-            base = self.notebook.aliases.get(base, base)
+            base = full_name(base, self.notebook.aliases)
             if base in self.notebook.class_bases and base not in self.notebook.imported and base not in seen | {name}:
                 found |= {base} | self._own_bases(base, seen | {name})
         return found
