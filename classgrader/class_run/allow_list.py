@@ -124,6 +124,7 @@ def private_hooks() -> frozenset:
                      if n.startswith("_") and not n.endswith("__") and "hook" in n.lower())
 
 
+@functools.cache
 def refused_attributes() -> frozenset:
     """Attribute names no answer reads, even where the notebook gives its own objects one: the
     list's `never`, and the private tables of hooks torch's objects run (a class of the notebook's
