@@ -69,7 +69,7 @@ def tensor_bytes(shape, dtype):
 ''',
         "q5_same_after_rounding_answer": '''
 def same_after_rounding(value, observed, dtype):
-    return bool(torch.tensor([value], dtype=torch.float64).to(dtype)[0] == observed)
+    return bool(torch.tensor([value], dtype=torch.float64).to(dtype).double()[0] == observed)  # compared in float64: exactly
 ''',
     }),
     # Correct, but PyTorch warns ("To copy construct from a tensor...") and the student
@@ -239,12 +239,18 @@ def same_after_rounding(value, observed, dtype):
 def same_after_rounding(value, observed, dtype):
     return abs(value - observed) <= torch.finfo(dtype).eps * abs(value) * 4
 """}, misconception="precision-as-bug"),
+    Mutant("same_after_rounding/observed-rounded-too", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return torch.tensor(value, dtype=dtype).item() == torch.tensor(observed, dtype=dtype).item()
+"""}),  # rounds the observed value too, so a number the dtype cannot hold passes for the stored one
 ]
 
 
 # Generated mutants whose code shows another misconception than their operator's default:
 # {name: (misconception, why)} (tests/mutation.py, all_mutants).
 RELABELLED = {
+    "q1_describe_answer/assumed-device#1": ("", "describe() reports a device it assumed instead of reading t's: no "
+                                            "tensor is created on the default device, a slip the device check names"),
     "q5_same_after_rounding_answer/drop-item#1": ("", "the answer comes back as a 0-d bool tensor, not a Python bool: "
                                                   "no running total, a slip the type check names with its "
                                                   ".item() hint"),
