@@ -24,6 +24,8 @@ def broadcast_shape(a, b):
 ''',
         "q2_mse_loss_safe_answer": '''
 def mse_loss_safe(pred, target):
+    if pred.shape[0] != target.shape[0]:
+        raise ValueError("one prediction per target")
     return F.mse_loss(pred.view(-1), target.view(-1))
 ''',
         "q3_shares_storage_answer": '''
@@ -58,7 +60,10 @@ def broadcast_shape(a, b):
 ''',
         "q2_mse_loss_safe_answer": '''
 def mse_loss_safe(pred, target):
-    diff = pred.flatten() - target.flatten()
+    p, t = pred.flatten(), target.flatten()
+    if p.shape != t.shape:
+        raise ValueError(f"{tuple(p.shape)} predictions against {tuple(t.shape)} targets")
+    diff = p - t
     return (diff * diff).sum() / diff.numel()
 ''',
         "q3_shares_storage_answer": '''
@@ -161,9 +166,8 @@ def broadcast_shape(a, b):
 def mse_loss_safe(pred, target):
     return ((pred - target) ** 2).mean()
 """}, misconception="column-vs-flat-loss"),
-    Mutant("mse_loss_safe/squeeze-all",
-           equivalent="for (N,) and (N, 1) inputs squeeze() gives (N,), or () against () when N = 1: the same loss",
-           answers={"q2_mse_loss_safe_answer": """
+    # The right loss for (N,) and (N, 1) inputs alike, but one value against N broadcasts: no error.
+    Mutant("mse_loss_safe/squeeze-all", {"q2_mse_loss_safe_answer": """
 def mse_loss_safe(pred, target):
     return ((pred.squeeze() - target.squeeze()) ** 2).mean()
 """}),
@@ -223,6 +227,10 @@ def centre_first_k(x, k):
 def centre_first_k(x, k):
     return x[:, :k] - x[:, :k].mean(dim=0)
 """}),  # only the k columns come back: a slip the shape check names, no broadcast involved
+    Mutant("mse_loss_safe/no-count-check", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    return ((pred.reshape(-1) - target.reshape(-1)) ** 2).mean()
+"""}),  # one value against N broadcasts into N pairs: no error where the counts differ
 ]
 
 
