@@ -281,6 +281,38 @@ def manual_grad(x, w, b):
     pred = x @ w + b
     return 2 * x.T @ pred, 2 * pred.sum()
 """}),
+    Mutant("descend/float32-copy", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().float().requires_grad_(True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach()
+"""}),
+    Mutant("descend/copy-through-a-list", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = torch.tensor(w0.tolist(), requires_grad=True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach()
+"""}),  # float32 on the default device, whatever w0's dtype and device
+    Mutant("descend/w0-itself-after-no-step", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    if steps == 0:
+        return w0
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach()
+"""}),
 ]
 
 
