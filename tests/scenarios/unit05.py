@@ -438,6 +438,12 @@ def ema_update(ema_model, model, decay):
         for ema_param, param in zip(ema_model.state_dict().values(), model.state_dict().values()):
             ema_param.mul_(decay).add_(param, alpha=1 - decay)
 """}, misconception="state-dict-as-parameters"),
+    Mutant("frozen_features/backbone-left-in-eval", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    backbone.eval()
+    with torch.no_grad():
+        return backbone(x)
+"""}, misconception="mode-not-restored"),
 ]
 
 
