@@ -407,4 +407,22 @@ class RunningNorm(nn.Module):
                 return (x - mean) / torch.sqrt(var + self.eps)
         return (x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
 """}, misconception="batch-statistics-under-no-grad"),
+    Mutant("running_norm/eps-argument-ignored", {"q1_running_norm_answer": """
+class RunningNorm(nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + 1e-5)
+"""}),
 ]
