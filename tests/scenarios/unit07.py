@@ -94,7 +94,7 @@ def load_untrusted(path):
         with open(path, "rb") as handle:
             return torch.load(handle, weights_only=True, map_location="cpu")
     except (pickle.UnpicklingError, RuntimeError) as error:
-        raise ValueError(f"{path} is not plain data") from error
+        raise ValueError(f"{path} is not plain data: {error}") from error
 """,
         "q4_load_state_on_answer": """
 def load_state_on(path, device):
@@ -350,6 +350,14 @@ def load_state_on(path, device):
         tensor.to(device)
     return state
 """}, misconception="to-not-assigned"),
+    Mutant("load_untrusted/names-nothing", {"q3_load_untrusted_answer": """
+def load_untrusted(path):
+    import pickle
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError("this file is not plain data") from None
+"""}),  # refuses, but the message does not say what the file needs
 ]
 
 
