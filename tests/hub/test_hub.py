@@ -442,9 +442,11 @@ def release_first_assignment(course: Path, klass: dict) -> None:
     assert done.returncode == 0, f"release failed:\n{done.stderr[-2000:]}"
 
 
-# The notebooks in the lab's main area: path, left edge, shown.
+# The notebooks in the lab's main area: path, left edge, shown, and drawn (loaded, its first
+# heading rendered: what a student reads, not the lab's "Initializing" placeholder).
 MAIN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main')).filter(w => w.context)
-    .map(w => ({path: w.context.path, left: w.node.getBoundingClientRect().left, shown: w.isVisible}))"""
+    .map(w => ({path: w.context.path, left: w.node.getBoundingClientRect().left, shown: w.isVisible,
+                drawn: w.context.isReady && w.node.querySelector('.jp-RenderedMarkdown h1') !== null}))"""
 
 
 def check_start_pages(students: dict[str, Person], covered) -> None:
@@ -452,6 +454,9 @@ def check_start_pages(students: dict[str, Person], covered) -> None:
     want = [f"lessons/{LESSON}", f"{ASSIGNMENT}/{NOTEBOOK}"]
     for name, student in students.items():
         student.page.wait_for_function(f"() => ({MAIN_NOTEBOOKS})().length >= 2", timeout=60_000)
+        # The screenshot shows the pages as the student reads them, once both are drawn.
+        student.page.wait_for_function(f"() => ({MAIN_NOTEBOOKS})().filter(w => w.shown && w.drawn).length >= 2",
+                                       timeout=120_000)
         shown = sorted((w for w in student.page.evaluate(MAIN_NOTEBOOKS) if w["shown"]), key=lambda w: w["left"])
         assert [w["path"] for w in shown] == want, f"{name}'s lab opened on {shown}"
         home = Path(pwd.getpwnam(name).pw_dir)
