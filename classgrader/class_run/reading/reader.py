@@ -6,6 +6,7 @@ import string
 import types
 
 from classgrader.class_run import allow_list, own_reads
+from classgrader.class_run.reading import in_place
 from classgrader.class_run.reading.cells import python_of
 from classgrader.class_run.reading.facts import Notebook, class_members
 from classgrader.class_run.reading.resolving import (
@@ -29,12 +30,15 @@ from classgrader.class_run.reading.rules import (
     INTERNALS,
     MATRIX_BUILDERS,
     METACLASSES,
+    MODE_SWITCHES,
     MODULES,
     MUTATORS,
     OWN_METHODS,
     PASS_THROUGH,
     PLAIN_DUNDERS,
     PLAIN_MAGICS,
+    PROCESS_FILE_PARTS,
+    PROCESS_FILES,
     REACHES_PROCESS,
     REFLECTION,
     REPORTING_CLASSES,
@@ -348,6 +352,14 @@ class Reader(ast.NodeVisitor):
             if any(isinstance(part, ast.Constant) and part.value == "meta" for part in parts):
                 self.note(node, "singles out the meta device, on which the grader stands in for an accelerator")
                 return
+
+    def visit_Constant(self, node):
+        """A text naming the process's own files: open("/proc/self/environ") reads what os.environ
+        is refused for, and a path joined from parts ("proc", "environ") names the same file."""
+        text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+        if isinstance(text, str) and (text.strip().startswith(PROCESS_FILES) or
+                                      text.strip().strip("/") in PROCESS_FILE_PARTS):
+            self.note(node, f"names {text.strip()[:40]!r}, the process's own files")
 
     def visit_Compare(self, node):
         self._singles_out_meta(node, [node.left, *node.comparators])
@@ -757,6 +769,9 @@ class Reader(ast.NodeVisitor):
         self.blocks.update(id(decorator) for decorator in node.decorator_list)  # @torch.no_grad()
         first = (node.args.posonlyargs + node.args.args)[:1]
         in_class = bool(self.functions) and self.functions[-1][0] == "<class>"
+        for write, name in in_place.writes(node, in_class, self.notebook.imported):
+            self.note(write, f"writes in place into {name}, which {node.name}() was handed: a test that computes "
+                             "what it expects from its input afterwards then agrees with what the function left there")
         self.functions.append((node.name, in_class, first[0].arg if first else None))
         self.scopes.append(node)
         self.declared.append({name for inner in ast.walk(node) if isinstance(inner, ast.Global)
@@ -802,6 +817,9 @@ class Reader(ast.NodeVisitor):
                 elif reporting and name in SELF_REPORTS:
                     self.note(item, f"gives {node.name} its own {name}, which the tests read to see what a "
                                     f"{reporting} holds")
+                elif reporting and name in MODE_SWITCHES and not _calls_super(item, name):
+                    self.note(item, f"gives {node.name} its own {name}, which never calls torch's: the mode the "
+                                    "tests read, and its layers', may stay as they were")
         self.functions.append(("<class>", False, None))
         self.scopes.append(node)
         # `global name` in a class body binds the module's name, as in a function.
@@ -880,6 +898,14 @@ def _is_self(node, reader: Reader) -> bool:
     """The first parameter of the method the visit is inside (a constructor's: the object being made)."""
     return isinstance(node, ast.Name) and bool(reader.functions) and reader.functions[-1][1] and \
         node.id == reader.functions[-1][2]
+
+
+def _calls_super(item, name: str) -> bool:
+    """A method `name` that calls super().name(...): it adds to torch's, which still sets the mode."""
+    return isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name and
+        isinstance(call.func.value, ast.Call) and dotted_name(call.func.value.func) == "super"
+        for call in ast.walk(item))
 
 
 def _reaching_foreign(node, foreign: set[str]) -> bool:

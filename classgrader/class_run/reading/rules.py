@@ -66,6 +66,9 @@ TENSOR_CLASSES = {"Tensor", "Parameter", "Buffer", "UninitializedParameter", "Te
 # anything (statistics kept as parameters, listed as buffers).
 SELF_REPORTS = {"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
                 "modules", "named_modules", "state_dict", "training", "param_groups"}
+# The switches of a module's mode: a subclass may redefine one only to add to torch's, which it
+# calls (super().train(mode)); one that does not can leave the mode, and its layers', as they were.
+MODE_SWITCHES = {"train", "eval"}
 REPORTING_CLASSES = ("torch.nn.Module", "torch.optim.Optimizer")
 METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
 # Names of modules: an attribute of the notebook's own by that name (self.sys) never makes one
@@ -90,6 +93,11 @@ FORMATTING = {"format", "format_map", "vformat"}
 ATTRIBUTE_MAKERS = {"types.SimpleNamespace"}
 # numpy's matrix builders: given a string, they read the caller's variables it names.
 MATRIX_BUILDERS = {"numpy.r_", "numpy.c_"}
+# Texts that name the process's own files: /proc/self/environ holds what os.environ is refused
+# for, /proc/self/mem the process's memory, /dev/fd its open files (a path put together from
+# parts names one too: "/", "proc", "self", "environ").
+PROCESS_FILES = ("/proc", "/dev/fd", "/dev/std")
+PROCESS_FILE_PARTS = {"proc", "environ"}
 # Builtins that make text of what they are given, or ask about it, and hand none of it back.
 SHOWN = {"print", "str", "repr", "format", "len", "id", "hash", "display", "callable"}
 IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class made by C code whose attributes cannot be set

@@ -328,6 +328,29 @@ ROUTES = {
     "isinstance made to say yes, through typing's alias of collections.abc": (
         "import typing\nclass Registry:\n    def register(self, f):\n        return f\nclass Fake:\n    pass\n"
         "typing.Mapping.register(Fake)", "pass isinstance()"),
+    "an input written in place, so a reference computed from it afterwards agrees": (
+        "import torch\nfrom torch import nn\nclass Regressor(nn.Module):\n    @torch.no_grad()\n"
+        "    def fit_normaliser(self, x):\n        x.sub_(x.mean(0)).div_(x.std(0))\n"
+        "        self.std.fill_(1.0)", "writes in place into x"),
+    "the same, through a slice": ("def manual_grad(x, w, b):\n    x[:] = 0\n    return w, b", "writes in place into x"),
+    "the same, through .data": ("def add_bias_column(x):\n    x.data = x.data.float()\n    return x",
+                                "writes in place into x"),
+    "the same, by an augmented assignment": ("def f(x):\n    x *= 0\n    return x", "writes in place into x"),
+    "the same, by torch's function": ("import torch\ndef f(x):\n    torch.nn.init.zeros_(x)\n    return x",
+                                      "writes in place into x"),
+    "the same, into out=": ("import torch\ndef f(x, y):\n    return torch.mul(x, 0, out=x)", "writes in place into x"),
+    "the process's environment, read as a file": ("env = open('/proc/self/environ').read()", "the process's own files"),
+    "the same, its path joined from parts": ("import os\nenv = open(os.path.join('/', 'proc', 'self', 'environ'))",
+                                             "the process's own files"),
+    "a module whose train() never sets the mode": (
+        "from torch import nn\nclass Norm(nn.Module):\n    def train(self, mode=True):\n        return self",
+        "its own train, which never calls torch's"),
+    "the same, eval": ("from torch import nn\nclass Norm(nn.Module):\n    def eval(self):\n        return self",
+                       "its own eval, which never calls torch's"),
+    "a probe's own names made readable by the notebook's attribute": (
+        "class Batches:\n    def __init__(self, loader):\n        self.loader = loader\n"
+        "def train_epoch(model, loader, loss_fn, optimizer, device):\n"
+        "    for x, y in getattr(loader, 'loader', loader):\n        pass", "reads .loader"),
 }
 
 
@@ -448,7 +471,8 @@ HONEST_BUT_FLAGGED = {
 
 # What a wrong answer of the course may be flagged for: unpickling (the misconceptions that are
 # such means themselves), and a mutant's reach past the list (a private attribute, setattr).
-WRONG_ANSWERS_FLAGGED_FOR = ("unpickles", "safe_globals", "setattr", "not on the course's list")
+WRONG_ANSWERS_FLAGGED_FOR = ("unpickles", "safe_globals", "setattr", "not on the course's list",
+                            "writes in place into")  # an answer that changes its input (descend's w0)
 
 
 def read(unit, answers, extra=None) -> list:
@@ -770,6 +794,17 @@ EVERYDAY = {
     "a registry of its own": "class Registry:\n    def __init__(self):\n        self.items = {}\n"
                              "    def register(self, name, fn):\n        self.items[name] = fn\n"
                              "REG = Registry()\nREG.register('relu', abs)",
+    # near writing in place into an input
+    "a method that writes its own buffers": (
+        "import torch\nfrom torch import nn\nclass R(nn.Module):\n    @torch.no_grad()\n"
+        "    def fit(self, x):\n        self.mean.copy_(x.mean(0))\n        self.mean += 0"),
+    "an input copied, then written": "def descend(f, w0, lr, steps):\n    w0 = w0.clone()\n    w0 -= lr\n    return w0",
+    "a parameter's flag set, and parameters stepped in a loop": (
+        "import torch\ndef ema(ema_model, model, decay):\n    with torch.no_grad():\n"
+        "        for e, p in zip(ema_model.parameters(), model.parameters()):\n            e.mul_(decay).add_(p)\n"
+        "def freeze(w):\n    w.requires_grad_(False)"),
+    "a new tensor written in place": "import torch\ndef init(shape, scale):\n    return torch.randn(shape).mul_(scale)",
+    "paths and words near the process's files": "path = 'runs/process.txt'\nnote = 'the procedure'",
     "typing's aliases as hints": "from typing import Mapping, Sequence\n"
                                  "def total(xs: Sequence[float], w: Mapping[str, float]) -> float:\n"
                                  "    return sum(xs) * w['scale']",
