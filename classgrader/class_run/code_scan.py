@@ -22,6 +22,8 @@ course needs none of the means such rewriting takes, which are named as such:
   computes is out of sight), string.Formatter's get_field, a class pattern, a dunder keyword or
   a mapping spread into SimpleNamespace; a module imported by name (a matplotlib backend
   "module://name");
+- the process's own files, named by a text (/proc/self/environ holds what os.environ is refused
+  for; "proc" or "environ" as a part of a path joined counts too);
 - the process's memory: a file moved anywhere but its start (/proc/self/mem), numpy's
   __array_interface__ (a raw pointer), an array made over another's memory (np.ndarray's buffer,
   recarray's buf) at an offset that is not a constant of at least 0 (a negative one starts it
@@ -32,8 +34,13 @@ course needs none of the means such rewriting takes, which are named as such:
   and super().__init__ (as attributes or as variables: __builtins__, __annotations__), torch._C,
   global hooks, the private tables of hooks torch's objects run (model._forward_hooks, read or
   written, even where the notebook gives its own objects such a name), the check library's
-  records, and any module reached through another (torch.sys), each resolved against the real
-  module in the grader;
+  records, the names its probes hold (a checked loader's loader), even where the notebook gives
+  its own objects such a name, and any module reached through another (torch.sys), each
+  resolved against the real module in the grader;
+- changing what the tests hand in: a function that writes in place into a parameter it never
+  binds again (x.sub_(...), x[:] = 0, x.data = ..., x += ..., out=x, nn.init's functions), since
+  a test that computes what it expects from that input afterwards then agrees with a wrong
+  answer (a view taken first, head = x[:, :k], is a name of its own, not followed);
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
@@ -47,11 +54,11 @@ course needs none of the means such rewriting takes, which are named as such:
   names, any text, become code in what dataclass makes); a module or optimiser of its own that
   redefines what it reports holding (parameters, buffers, layers, state_dict, its mode), as a
   member (its own or a base class's of the notebook's) or as code its constructor assigns to
-  self; a builtin or a helper of the course's own cells redefined as code (the tests would call
-  it); grad mode or a default switched anywhere
-  but for a block, or held by a generator suspended inside a `with` of anything but a file, a
-  folder or a catch (a @contextmanager by a name never rebound is a block); the session's
-  history (In, Out, _i), names the notebook never defines, unpickling
+  self, or a train or eval of its own that never calls torch's (super().train(mode)); a
+  builtin or a helper of the course's own cells redefined as code (the tests would call it);
+  grad mode or a default switched anywhere but for a block, or held by a generator suspended
+  inside a `with` of anything but a file, a folder or a catch (a @contextmanager by a name
+  never rebound is a block); the session's history (In, Out, _i), names the notebook never defines, unpickling
   (torch.load(weights_only=False), allow_pickle=True); numpy's matrix builders given a string
   (np.bmat("In"), np.r_["In"]), which read the caller's variables it names.
 
