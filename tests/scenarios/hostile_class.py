@@ -1023,7 +1023,7 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q1_describe_answer": DAEMON}),
     _student("c47_fill_disk", "correct, fills its disk with 1 MiB files, then its inodes",
              extra_cells={"q4_tensor_bytes_answer": FILL_DISK}, flag="disk quota"),
-    _student("c48_snoop", "correct, and lists /root, /home, /etc, /var, /work and /proc",
+    _scanned("c48_snoop", "correct, and lists /root, /home, /etc, /var, /work and /proc (naming /proc is flagged)",
              extra_cells={"q2_classify_error_answer": SNOOP}),
     # A student who has read the judge: what crosses from the kernel is data, bounded, and a
     # kernel that stalls the grader's questions costs what it stalled.
