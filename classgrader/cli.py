@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import NoReturn
@@ -248,6 +249,21 @@ def _check_roster(checks, parsed) -> None:
         raise BadArguments(f"roster: {problem}") from None
 
 
+def _check_bundle(checks, parsed) -> None:
+    """Where the zip goes: a .zip in a folder that exists, replacing at most a zip (a bundle made
+    before), never a file of another kind that a slip of the argument names."""
+    if parsed.out is None:
+        return
+    if not parsed.out.endswith(".zip"):
+        raise BadArguments(f"bundle writes a zip: give a name ending in .zip, not '{parsed.out}'")
+    folder = os.path.dirname(os.path.abspath(parsed.out))
+    if not os.path.isdir(folder):
+        raise BadArguments(f"bundle: the folder {folder} does not exist")
+    if os.path.lexists(parsed.out) and not (os.path.isfile(parsed.out) and not os.path.islink(parsed.out)
+                                            and zipfile.is_zipfile(parsed.out)):
+        raise BadArguments(f"bundle: {parsed.out} exists and is not a zip; name a new file or an old bundle")
+
+
 def _check_hub(parsed) -> None:
     """hub/install.py's own arguments, with its parser where it offers one (parser()), so that a
     bad one is one line here too; otherwise its parser answers when it runs."""
@@ -280,7 +296,7 @@ CHECKS = {
     "export": _instructor(_check_export),
     "roster": _instructor(_check_roster),
     "similarity": _instructor(_check_similarity),
-    "bundle": _instructor(lambda checks, parsed: None),
+    "bundle": _instructor(_check_bundle),
     "validate": lambda parsed: student.check_validate(parsed.paths),
     "submit": lambda parsed: student.check_submit(_one_id("submit", parsed)),
     "fetch": lambda parsed: student.STUDENT_CHECKS["fetch"](_one_id("fetch", parsed)),

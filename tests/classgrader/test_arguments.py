@@ -31,6 +31,9 @@ BAD = {  # arguments -> the exact line on stderr
     "report --all --below 150": "course: --below takes a percentage from 0 to 100, not 150",
     "export --format canvas": "course: no gradebook yet (runtime/gradebook.db); run ./course generate, then grade, "
                               "first",
+    "bundle README.md": "course: bundle writes a zip: give a name ending in .zip, not 'README.md'",
+    "bundle gone/student.zip": "course: bundle: the folder {course}/gone does not exist",
+    "bundle notes.zip": "course: bundle: notes.zip exists and is not a zip; name a new file or an old bundle",
 }
 
 
@@ -41,7 +44,8 @@ def course(tmp_path):
 
 @pytest.mark.parametrize("args", BAD)
 def test_bad_input_gets_one_line_exit_2_and_changes_nothing(course, args, covered):
-    refused_in_one_line(course, args, BAD[args])
+    (course / "notes.zip").write_text("a file of the instructor's, named like a zip\n")  # kept, not overwritten
+    refused_in_one_line(course, args, BAD[args].replace("{course}", str(course)))
     covered(f"./course {args}: exit 2, '{BAD[args][:70]}...', nothing changed")
 
 
@@ -49,7 +53,7 @@ def test_good_arguments_pass_the_check(course):
     """The checks let through what is right (otherwise the tests above could pass by refusing everything)."""
     (course / "runtime" / "autograded" / "alice" / "02_devices").mkdir(parents=True)
     for args in ("autograde 02_devices --workers 2 --force", "generate 01_tensors 02_devices",
-                 "feedback 02_devices", "release 01_tensors --force"):
+                 "feedback 02_devices", "release 01_tensors --force", "bundle student.zip"):
         done = subprocess.run([sys.executable, "-P", "classgrader/cli.py", "check", *args.split()], cwd=course,
                               capture_output=True, text=True, timeout=30)
         assert (done.returncode, done.stdout, done.stderr) == (0, "env\n", ""), f"{args}: {done.stderr}"
