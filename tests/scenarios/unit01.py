@@ -69,7 +69,7 @@ def tensor_bytes(shape, dtype):
 ''',
         "q5_same_after_rounding_answer": '''
 def same_after_rounding(value, observed, dtype):
-    return bool(torch.tensor([value], dtype=torch.float64).to(dtype).double()[0] == observed)  # compared in float64: exactly
+    return bool(torch.tensor([value], dtype=torch.float64).to(dtype).double()[0] == observed)
 ''',
     }),
     # Correct, but PyTorch warns ("To copy construct from a tensor...") and the student
