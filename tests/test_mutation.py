@@ -23,7 +23,8 @@ SAMPLE = {
                 "move_to/to-not-assigned", "q2_move_to_answer/drop-to-device#1",
                 "q4_train_step_answer/swap-loss-arguments#1"], ["alternative_c"]),
     "unit05": (["q1_evaluate_answer/drop-to-device#1", "q2_train_epoch_answer/to-not-assigned#1",
-                "evaluate/eval-as-no-grad", "evaluate/requires-grad-false", "ema_update/state-dict-values"],
+                "evaluate/eval-as-no-grad", "evaluate/requires-grad-false", "ema_update/state-dict-values",
+                "frozen_features/backbone-left-in-eval"],
                ["alternative_c"]),
     "unit06": (["running_norm/training-branch-under-no-grad"], ["alternative_b"]),
     "unit07": (["q2_load_checkpoint_answer/drop-to-device#1", "q2_load_checkpoint_answer/unsafe-load#1",
@@ -46,6 +47,7 @@ NAMES = {
     "q1_evaluate_answer/drop-to-device#1": "batch-not-moved",
     "q2_train_epoch_answer/to-not-assigned#1": "to-not-assigned",  # x.to() and y.to() called, their results dropped
     "evaluate/eval-as-no-grad": "eval-as-no-grad",
+    "frozen_features/backbone-left-in-eval": "mode-not-restored",
     "q2_load_checkpoint_answer/unsafe-load#1": "unsafe-load",
     "q4_load_state_on_answer/unsafe-load#1": "unsafe-load",
     "load_checkpoint/optimizer-before-move": "optimizer-on-old-parameters",
