@@ -1,6 +1,6 @@
 """The lists the reading reads code against, beside allowed.toml (allow_list.py): modules an
 answer may import, the parts of them that reach the process, and the builtins, attributes and
-calls that reach, rewrite or pretend. reader.py says how each is used."""
+calls that reach, rewrite or pretend. The reader (walk.py to reader.py) says how each is used."""
 import ast
 import sys
 

@@ -1,0 +1,24 @@
+"""classes: a class of the notebook's that pretends: a tensor that is not torch's, its own
+dunders, a module that reports what it holds its own way or never sets its mode."""
+from classgrader.class_run import code_scan
+
+
+def found(code: str) -> str:
+    return " | ".join(f.what for f in code_scan.scan([code]))
+
+
+MODULE = "import torch\nfrom torch import nn\nclass Net(nn.Module):\n"
+
+
+def test_a_subclass_of_torch_s_tensor_and_a_dunder_of_its_own_are_findings():
+    assert "a subclass of torch.Tensor" in found("import torch\nclass T(torch.Tensor):\n    pass")
+    assert "its own __eq__" in found("class A:\n    def __eq__(self, other):\n        return True")
+
+
+def test_a_module_that_reports_what_it_holds_its_own_way_is_a_finding():
+    assert "which the tests read" in found(MODULE + "    def parameters(self, recurse=True):\n        return iter([])")
+
+
+def test_a_train_that_never_calls_torch_s_is_a_finding_and_one_that_does_is_not():
+    assert "never calls torch's" in found(MODULE + "    def train(self, mode=True):\n        return self")
+    assert found(MODULE + "    def train(self, mode=True):\n        super().train(mode)\n        return self") == ""
