@@ -38,9 +38,11 @@ course needs none of the means such rewriting takes, which are named as such:
   its own objects such a name, and any module reached through another (torch.sys), each
   resolved against the real module in the grader;
 - changing what the tests hand in: a function that writes in place into a parameter it never
-  binds again (x.sub_(...), x[:] = 0, x.data = ..., x += ..., out=x, nn.init's functions), since
-  a test that computes what it expects from that input afterwards then agrees with a wrong
-  answer (a view taken first, head = x[:, :k], is a name of its own, not followed);
+  binds again (x.sub_(...), x[:] = 0, x[0] -= 1, x.data = ..., out=x, torch.zero_ and nn.init's
+  functions), since a test that computed what it expects from that input after the call would
+  agree with a wrong answer (n += 1 on the bare name and batch[k] = v by a string or a name key
+  are honest code's everyday shapes, not named; a view taken first, head = x[:, :k], is a name
+  of its own, not followed);
 - changing what is not the student's: assignments and deletions into modules, into classes
   reached through type() or a computed getattr, onto an object the target does not name, of a
   method's name on anything but a constructor's self, mutating calls on a module's tables; a
@@ -55,6 +57,10 @@ course needs none of the means such rewriting takes, which are named as such:
   redefines what it reports holding (parameters, buffers, layers, state_dict, its mode), as a
   member (its own or a base class's of the notebook's) or as code its constructor assigns to
   self, or a train or eval of its own that never calls torch's (super().train(mode)); a
+  subclass of one of torch's layers (nn.Linear, nn.ReLU; not nn.Module nor a container) that
+  redefines what the layer computes (forward or __call__, its own, a base class's of the
+  notebook's, or forward assigned as code in its constructor): the tests take a layer they find
+  in a model (isinstance(m, nn.Linear)) for torch's own and compute what they expect with it; a
   builtin or a helper of the course's own cells redefined as code (the tests would call it);
   grad mode or a default switched anywhere but for a block, or held by a generator suspended
   inside a `with` of anything but a file, a folder or a catch (a @contextmanager by a name

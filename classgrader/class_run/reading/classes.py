@@ -1,7 +1,7 @@
 """The reader's rules for the notebook's own classes: a subclass of torch's tensor, a metaclass,
 a dunder of its own, and a module or optimiser that defines, or assigns as code, what the tests
 read to see what it holds (parameters, state_dict, training), or a train or eval that never
-calls torch's."""
+calls torch's, and a subclass of one of torch's layers that redefines what the layer computes."""
 import ast
 
 from classgrader.class_run.reading.calls import CallReading
@@ -12,6 +12,7 @@ from classgrader.class_run.reading.resolving import (
     resolve,
 )
 from classgrader.class_run.reading.rules import (
+    LAYER_COMPUTES,
     METACLASSES,
     MODE_SWITCHES,
     OWN_METHODS,
@@ -41,9 +42,16 @@ class ClassReading(CallReading):
             for name in sorted(self.notebook.class_defines.get(base, frozenset()) & SELF_REPORTS):
                 self.note(node, f"gives {node.name} {base}'s own {name}, which the tests read to see what a "
                                 f"{reporting} holds")
+        layer = self._layer_class(node.name)
+        for base in self._own_bases(node.name) if layer else ():  # class Dense(Bias, nn.Linear)
+            for name in sorted(self.notebook.class_defines.get(base, frozenset()) & LAYER_COMPUTES):
+                self.note(node, f"gives {node.name}, a subclass of {layer}, {base}'s own {name}, "
+                                + _layer_taken(layer))
         for item in node.body:
             for name in class_members([item]):
-                if name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
+                if layer and name in LAYER_COMPUTES:
+                    self.note(item, f"gives {node.name}, a subclass of {layer}, its own {name}, " + _layer_taken(layer))
+                elif name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
                 elif reporting and name in SELF_REPORTS:
                     self.note(item, f"gives {node.name} its own {name}, which the tests read to see what a "
@@ -85,6 +93,20 @@ class ClassReading(CallReading):
                 return found
         return None
 
+    def _layer_class(self, name: str, seen: frozenset = frozenset()) -> str | None:
+        """The layer of torch's (a module class of torch.nn with a forward of its own, not a
+        container) that the notebook's class `name` derives from, directly or through classes of
+        the notebook's own; None if none."""
+        for base in self.notebook.class_bases.get(name, []):
+            base = full_name(base, self.notebook.aliases)
+            if base in self.notebook.class_bases and base not in self.notebook.imported and base not in seen:
+                found = self._layer_class(base, seen | {name})
+            else:
+                found = base if _is_layer(resolve(self.full(base))) else None
+            if found:
+                return found
+        return None
+
     def _own_bases(self, name: str, seen: frozenset = frozenset()) -> set[str]:
         """The notebook's own classes `name` derives from, directly or not."""
         found = set()
@@ -96,12 +118,21 @@ class ClassReading(CallReading):
 
     def _reports_written(self, target, value) -> None:
         """self.parameters = ... in the constructor of a module or optimiser of the notebook's:
-        the object's own attribute stands in for the method the tests call to list what it holds."""
-        if not (isinstance(target, ast.Attribute) and target.attr in SELF_REPORTS and self._in_constructor() and
-                is_self(target.value, self) and self._is_code(value)):
+        the object's own attribute stands in for the method the tests call to list what it holds;
+        self.forward = ... in a subclass of a layer of torch's, for what the layer computes."""
+        if not (isinstance(target, ast.Attribute) and target.attr in SELF_REPORTS | LAYER_COMPUTES and
+                self._in_constructor() and is_self(target.value, self) and self._is_code(value)):
             return
         owner = next((scope for scope in reversed(self.scopes) if isinstance(scope, ast.ClassDef)), None)
-        reporting = self._reporting_class(owner.name) if owner is not None else None
+        if owner is None:
+            return
+        if target.attr in LAYER_COMPUTES:
+            layer = self._layer_class(owner.name)
+            if layer:
+                self.note(target, f"assigns {ast.unparse(target)} as code in {owner.name}, a subclass of {layer}, "
+                                  + _layer_taken(layer))
+            return
+        reporting = self._reporting_class(owner.name)
         if reporting:
             self.note(target, f"assigns {ast.unparse(target)} as code, where the tests call it to see what a "
                               f"{reporting} holds")
@@ -113,3 +144,15 @@ def _calls_super(item, name: str) -> bool:
         isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name and
         isinstance(call.func.value, ast.Call) and dotted_name(call.func.value.func) == "super"
         for call in ast.walk(item))
+
+
+def _is_layer(value) -> bool:
+    """A module class of torch.nn that computes something of its own (nn.Linear, nn.ReLU), not
+    nn.Module itself nor a container (nn.Sequential, nn.ModuleList)."""
+    import torch.nn as nn
+    return (isinstance(value, type) and issubclass(value, nn.Module) and value.__module__.startswith("torch.nn.")
+            and value.forward is not nn.Module.forward and not value.__module__.endswith(".container"))
+
+
+def _layer_taken(layer: str) -> str:
+    return f"where the tests take a {layer} they find in a model for torch's own and compute what they expect with it"

@@ -335,7 +335,10 @@ ROUTES = {
     "the same, through a slice": ("def manual_grad(x, w, b):\n    x[:] = 0\n    return w, b", "writes in place into x"),
     "the same, through .data": ("def add_bias_column(x):\n    x.data = x.data.float()\n    return x",
                                 "writes in place into x"),
-    "the same, by an augmented assignment": ("def f(x):\n    x *= 0\n    return x", "writes in place into x"),
+    "the same, by an augmented assignment to an item": ("def f(x):\n    x[0] *= 0\n    return x",
+                                                        "writes in place into x"),
+    "the same, into an item of its .data by a name": ("def f(x, k):\n    x.data[k] = 0\n    return x",
+                                                      "writes in place into x"),
     "the same, by torch's function": ("import torch\ndef f(x):\n    torch.nn.init.zeros_(x)\n    return x",
                                       "writes in place into x"),
     "the same, into out=": ("import torch\ndef f(x, y):\n    return torch.mul(x, 0, out=x)", "writes in place into x"),
@@ -351,6 +354,21 @@ ROUTES = {
         "class Batches:\n    def __init__(self, loader):\n        self.loader = loader\n"
         "def train_epoch(model, loader, loss_fn, optimizer, device):\n"
         "    for x, y in getattr(loader, 'loader', loader):\n        pass", "reads .loader"),
+    # 06's MLP and 08's Regressor are checked against their own nn.Linear layers, called by the test:
+    # a Linear whose forward ignores its bias agrees with itself, and scores.
+    "a layer of torch's that computes its own way": (
+        "from torch import nn\nclass Dense(nn.Linear):\n    def forward(self, x):\n        return x @ self.weight.T",
+        "a subclass of nn.Linear, its own forward"),
+    "the same, its forward from a base of the notebook's": (
+        "from torch import nn\nclass NoBias:\n    def forward(self, x):\n        return x @ self.weight.T\n"
+        "class Dense(NoBias, nn.Linear):\n    pass", "NoBias's own forward"),
+    "the same, through a subclass of the notebook's": (
+        "import torch\nclass Base(torch.nn.Linear):\n    pass\nclass Dense(Base):\n"
+        "    def __call__(self, x):\n        return x", "its own __call__"),
+    "the same, assigned in its constructor": (
+        "from torch import nn\nclass Dense(nn.Linear):\n    def __init__(self, a, b):\n"
+        "        super().__init__(a, b)\n        self.forward = self.plain\n"
+        "    def plain(self, x):\n        return x @ self.weight.T", "assigns self.forward as code in Dense"),
 }
 
 
@@ -804,7 +822,21 @@ EVERYDAY = {
         "        for e, p in zip(ema_model.parameters(), model.parameters()):\n            e.mul_(decay).add_(p)\n"
         "def freeze(w):\n    w.requires_grad_(False)"),
     "a new tensor written in place": "import torch\ndef init(shape, scale):\n    return torch.randn(shape).mul_(scale)",
+    "a count stepped by an augmented assignment": "def f(n):\n    n += 1\n    return n",
+    "a mover that fills the dicts and lists it is handed": (
+        "import torch\ndef move_to(batch, device):\n    if isinstance(batch, torch.Tensor):\n"
+        "        return batch.to(device)\n    if isinstance(batch, dict):\n        for key, value in batch.items():\n"
+        "            batch[key] = move_to(value, device)\n        return batch\n"
+        "    if isinstance(batch, list):\n        for i, value in enumerate(batch):\n"
+        "            batch[i] = move_to(value, device)\n        return batch\n    return batch"),
+    "an entry of a dict it is handed, set by its name": "def tag(batch):\n    batch['seen'] = True\n    return batch",
     "paths and words near the process's files": "path = 'runs/process.txt'\nnote = 'the procedure'",
+    "a layer of torch's subclassed for its set-up, and modules of the notebook's own": (
+        "from torch import nn\nclass ZeroLinear(nn.Linear):\n    def __init__(self, a, b):\n"
+        "        super().__init__(a, b)\n        nn.init.zeros_(self.bias)\n"
+        "    def extra_repr(self):\n        return 'zeros'\n"
+        "class Net(nn.Module):\n    def forward(self, x):\n        return x\n"
+        "class Stack(nn.Sequential):\n    def forward(self, x):\n        return super().forward(x)"),
     "typing's aliases as hints": "from typing import Mapping, Sequence\n"
                                  "def total(xs: Sequence[float], w: Mapping[str, float]) -> float:\n"
                                  "    return sum(xs) * w['scale']",

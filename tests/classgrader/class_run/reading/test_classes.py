@@ -1,5 +1,6 @@
 """classes: a class of the notebook's that pretends: a tensor that is not torch's, its own
-dunders, a module that reports what it holds its own way or never sets its mode."""
+dunders, a module that reports what it holds its own way or never sets its mode, a layer of
+torch's that computes its own way."""
 from classgrader.class_run import code_scan
 
 
@@ -22,3 +23,14 @@ def test_a_module_that_reports_what_it_holds_its_own_way_is_a_finding():
 def test_a_train_that_never_calls_torch_s_is_a_finding_and_one_that_does_is_not():
     assert "never calls torch's" in found(MODULE + "    def train(self, mode=True):\n        return self")
     assert found(MODULE + "    def train(self, mode=True):\n        super().train(mode)\n        return self") == ""
+
+
+def test_a_layer_of_torch_s_that_computes_its_own_way_is_a_finding_and_one_set_up_its_own_way_is_not():
+    layer = "from torch import nn\nclass Dense(nn.Linear):\n"
+    assert "a subclass of nn.Linear, its own forward" in found(layer + "    def forward(self, x):\n        return x")
+    assert "a subclass of nn.ReLU, its own forward" in found(
+        "import torch.nn as nn\nclass Act(nn.ReLU):\n    def forward(self, x):\n        return x")
+    assert found(layer + "    def __init__(self, a, b):\n        super().__init__(a, b)\n"
+                         "        nn.init.zeros_(self.bias)") == ""
+    # a module of its own computes its own way
+    assert found(MODULE + "    def forward(self, x):\n        return x") == ""
