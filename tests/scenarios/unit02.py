@@ -314,4 +314,36 @@ def init_weight(shape, device, scale=0.01):
 def init_weight(shape, device, scale=0.01):
     return (torch.randn(shape, device=device, dtype=torch.float64) * scale).requires_grad_()
 """}),
+    Mutant("move_to/squeezes-in-place", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.squeeze_().to(device)
+    if isinstance(batch, dict):
+        for key, value in batch.items():
+            batch[key] = move_to(value, device)
+        return batch
+    if isinstance(batch, list):
+        batch[:] = [move_to(value, device) for value in batch]
+        return batch
+    if isinstance(batch, tuple):
+        return tuple(move_to(value, device) for value in batch)
+    return batch
+"""}),  # size-1 dimensions dropped, in the caller's tensors too: the shapes must be the ones it was given
+    Mutant("add_bias_column/rounds-x-in-place", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    x.data = x.data.half().to(x.dtype)
+    ones = torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)
+    return torch.cat([x, ones], dim=1)
+"""}),  # the values go through float16, and so do the caller's
+    Mutant("train_step/clamps-targets-in-place", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = batch
+    y.clamp_(min=0)
+    x, y = x.to(device), y.to(device)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""}),  # trains on other targets than the batch holds, and writes them into the caller's batch
 ]
