@@ -231,6 +231,21 @@ def centre_first_k(x, k):
 def mse_loss_safe(pred, target):
     return ((pred.reshape(-1) - target.reshape(-1)) ** 2).mean()
 """}),  # one value against N broadcasts into N pairs: no error where the counts differ
+    Mutant("mse_loss_safe/no-gradient-inputs-wiped", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    if pred.numel() != target.numel():
+        raise ValueError(f"{pred.numel()} predictions against {target.numel()} targets")
+    loss = ((pred.detach().reshape(-1) - target.reshape(-1)) ** 2).mean() + 0 * pred.sum()
+    pred.data.zero_()
+    target.zero_()
+    return loss
+"""}),  # no gradient reaches pred, and the inputs are zeroed so that none is expected
+    Mutant("flat_copy/input-moved-instead", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    flat = t.reshape(-1)
+    t.data = t.data.clone()
+    return flat
+"""}, misconception="reshape-always-copies"),  # the result keeps t's memory; t is given new memory instead
 ]
 
 
