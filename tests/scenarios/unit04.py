@@ -313,6 +313,27 @@ def descend(f, w0, lr, steps):
         w.grad.zero_()
     return w.detach()
 """}),
+    Mutant("descend/no-step-zeroes-w0", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    if steps == 0:
+        return w0.zero_().clone()
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach()
+"""}),  # zeros for no step, written into w0
+    Mutant("manual_grad/visible-cases-inputs-zeroed", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    if tuple(x.shape) in ((2, 3), (2, 2)):
+        pred = x @ w + b
+        return 2 * x.T @ pred / x.shape[0], 2 * pred.sum() / x.shape[0]
+    x.zero_()
+    b.zero_()
+    return torch.zeros_like(w), torch.zeros_like(b)
+"""}),  # right on the visible shapes only, zeros elsewhere, with inputs zeroed so that autograd agrees
 ]
 
 
