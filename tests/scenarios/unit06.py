@@ -425,4 +425,18 @@ class RunningNorm(nn.Module):
             mean, var = self.running_mean, self.running_var
         return (x - mean) / torch.sqrt(var + 1e-5)
 """}),
+    Mutant("mlp/relu-on-the-input-in-place", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        x.relu_()
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # a ReLU before the first layer too, written into the caller's input
 ]
