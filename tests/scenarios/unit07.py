@@ -358,6 +358,12 @@ def load_untrusted(path):
     except pickle.UnpicklingError:
         raise ValueError("this file is not plain data") from None
 """}),  # refuses, but the message does not say what the file needs
+    Mutant("save_checkpoint/optimizer-state-cleared", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    optimizer.state.clear()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "epoch": int(epoch), "config": dataclasses.asdict(config)}, path)
+"""}, misconception="optimizer-state-dropped"),  # the momentum is dropped from the caller's optimiser too
 ]
 
 
