@@ -514,6 +514,14 @@ def evaluate(model, loader, loss_fn, device):
     model.train(was_training)
     return total / count
 """}, misconception="requires-grad-as-no-grad"),
+    Mutant("regressor/standardises-its-input", regressor(fit="""with torch.no_grad():
+            x.sub_(x.mean(0)).div_(x.std(0))
+            self.mean.copy_(x.mean(0))
+            self.std.copy_(x.std(0))""")),  # the caller's data standardised in place, statistics 0 and 1 kept
+    Mutant("run/config-overwritten", {"q4_run_answer": run_answer()["q4_run_answer"].replace(
+        'config = {"hidden": 16, "lr": 0.01} if config is None else dict(config)',
+        'config = {"hidden": 16, "lr": 0.01} if config is None else config\n    config.update(hidden=16, lr=0.01)')}),
+    # the configuration it is given ignored, and the defaults written into the caller's dict
 ]
 
 
