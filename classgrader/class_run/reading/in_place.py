@@ -6,11 +6,14 @@ input after calling the student's function agrees with whatever the function lef
 
 A parameter the function never binds again (a plain method's own object aside) is written in
 place by a tensor method that ends in `_` (requires_grad_ changes no value), by a function of
-torch's that does (torch.zero_(x), nn.init.normal_(x)) or writes into `out=x`, by an item or
-slice assigned (x[:, 0] = 1), by an augmented assignment (x += 1, x[0] -= 1), or through its
-`.data`. A name bound again (x = x.clone()) is the function's own value from there on, and a
-view of a parameter (head = x[:, :k]) is a name of its own: the reading follows names, not
-storage."""
+torch's that does (torch.zero_(x), nn.init.normal_(x)) or writes into `out=x`, by a slice or an
+index assigned, plainly or augmented (x[:, 0] = 1, x[0] -= 1), or through its `.data`
+(x.data = ..., x.data[k] = 0). Two shapes that honest code writes every day are not writes the
+reading names, since it cannot tell them from a tensor's: an augmented assignment to the bare
+name (n += 1 on an integer binds a new value), and an item assigned by a string or a name
+(batch[k] = v fills a dict). A name bound again (x = x.clone()) is the function's own value from
+there on, and a view of a parameter (head = x[:, :k]) is a name of its own: the reading follows
+names, not storage."""
 import ast
 import functools
 
@@ -65,11 +68,25 @@ def writes(function, in_class: bool, imported) -> list[tuple[ast.AST, str]]:
             found.extend((node, _handed(k.value, names)) for k in node.keywords
                          if k.arg == "out" and _handed(k.value, names))
         elif isinstance(node, ast.Assign):
-            found.extend((node, _handed(t, names)) for t in node.targets
-                         if isinstance(t, (ast.Subscript, ast.Attribute)) and _handed(t, names))
-        elif isinstance(node, ast.AugAssign) and _handed(node.target, names):
+            found.extend((node, _handed(t, names)) for t in node.targets if _written(t) and _handed(t, names))
+        elif isinstance(node, ast.AugAssign) and _written(node.target) and _handed(node.target, names):
             found.append((node, _handed(node.target, names)))
     return found
+
+
+def _written(target) -> bool:
+    """Whether assigning to `target` writes into what it names: its `.data`, or an item of it
+    keyed by a slice or an index (x[:] = 0, x[0] -= 1), not the bare name (n += 1 binds anew)
+    nor an item keyed by a string or a name (batch[k] = v, batch["x"] = v: a dict filled)."""
+    if not isinstance(target, (ast.Subscript, ast.Attribute)):
+        return False
+    chain = target
+    while isinstance(chain, (ast.Subscript, ast.Attribute)):
+        if isinstance(chain, ast.Attribute) and chain.attr == "data":
+            return True
+        chain = chain.value
+    key = target.slice if isinstance(target, ast.Subscript) else None
+    return not (isinstance(key, ast.Name) or (isinstance(key, ast.Constant) and isinstance(key.value, str)))
 
 
 def _imported_writer(func, imported) -> bool:
