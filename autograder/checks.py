@@ -20,6 +20,10 @@ from .errors import GradingError
 from .misconceptions import CATALOGUE, LESSON_SECTIONS, PitfallError, pitfall_message
 from .trace import record
 
+# A node of autograd's graph defined by Python code (torch.autograd.Function's), bound when the
+# library is imported.
+_PYTHON_NODE = torch.autograd.function.BackwardCFunction
+
 
 def _type_name(value) -> str:
     kind = type(value)
@@ -94,6 +98,51 @@ def _check_graph(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
             return "a leaf" if t.is_leaf else "a non-leaf (the result of an operation)"
         raise GradingError(f"{name}: wrong place in the graph. Expected {kind(expected)}, "
                            f"got {kind(got)}.")
+    if expected.requires_grad and not expected.is_leaf:
+        _check_reach(got, expected, name)
+
+
+# Past this many nodes a graph is not walked (its reach is not judged): the course's are far smaller.
+_MOST_NODES = 100_000
+
+
+def _leaves_reached(t: torch.Tensor) -> list | None:
+    """The leaves `t`'s backward reaches (each once), as sorted (shape, dtype) pairs; None when
+    the graph holds a node defined in Python (a node standing for a call in another process
+    says nothing of what it reaches there) or is too large to walk."""
+    leaves: dict[int, tuple] = {}
+    seen: set = set()
+    stack = [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        if isinstance(node, _PYTHON_NODE) or len(seen) >= _MOST_NODES:
+            return None
+        seen.add(node)
+        leaf = getattr(node, "variable", None)
+        if isinstance(leaf, torch.Tensor):
+            leaves[id(leaf)] = (tuple(leaf.shape), str(leaf.dtype))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(leaves.values())
+
+
+def _check_reach(got: torch.Tensor, expected: torch.Tensor, name: str) -> None:
+    """A result computed by autograd reaches, through its graph, the tensors that require grad
+    the expected one is computed from (as many, of the same shapes): a detach(), .data or
+    no_grad() on the way leaves the tensors before it without a gradient, with the same values."""
+    reached, wanted = _leaves_reached(got), _leaves_reached(expected)
+    if reached is None or wanted is None or reached == wanted:
+        return
+    if len(reached) < len(wanted):
+        why = (" The others get no gradient from it: something on the way cut them off (a detach(), .data "
+               "or torch.no_grad()), or they were not used.")
+    elif len(reached) > len(wanted):
+        why = " It is computed from tensors that require grad which the expected result is not computed from."
+    else:
+        why = " Their shapes are not those of the tensors the expected result is computed from."
+    raise GradingError(f"{name}: wrong graph. Its backward reaches {len(reached)} tensors that require grad "
+                       f"(parameters or inputs); the expected result's reaches {len(wanted)}.{why}")
 
 
 def _show(value: float, dtype: torch.dtype) -> str:

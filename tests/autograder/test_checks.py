@@ -1,5 +1,6 @@
 """Tests for autograder/checks.py: format_shape (shared with utils), _same_device, default_tolerances,
-check_tensor (the fixed order type, shape, dtype, device, requires_grad/graph, values; the
+check_tensor (the fixed order type, shape, dtype, device, requires_grad/graph, values; a graph
+that reaches other tensors that require grad than the expected one's; the
 exact wording of each message; values messages that never show the expected values; the
 "call it with ()" hint; meta tensors; per-dtype tolerances, integer exactness, NaN) and
 check_value (type strictness, objects that claim to equal everything, reveal, float
@@ -196,6 +197,60 @@ def test_non_leaf_expected_leaf_got():
         "operation), got a leaf.")
     # The operation that made the expected tensor is part of the answer: never name it.
     assert "AddBackward0" not in msg and "Add" not in msg
+
+
+def _two_layers():
+    first, second = torch.nn.Linear(3, 4), torch.nn.Linear(4, 1)
+    return first, second, torch.randn(5, 3)
+
+
+def test_a_result_cut_off_from_the_tensors_it_is_computed_from_is_the_wrong_graph():
+    # The right values, a grad_fn, and yet the first layer gets no gradient: detach() between.
+    first, second, x = _two_layers()
+    expected = second(torch.relu(first(x)))
+    got = second(torch.relu(first(x)).detach())
+    assert message(check_tensor, got, expected) == (
+        "your result: wrong graph. Its backward reaches 2 tensors that require grad (parameters or inputs); "
+        "the expected result's reaches 4. The others get no gradient from it: something on the way cut them "
+        "off (a detach(), .data or torch.no_grad()), or they were not used.")
+    with torch.no_grad():
+        hidden = torch.relu(first(x))
+    assert "wrong graph" in message(check_tensor, second(hidden), expected)
+
+
+def test_a_result_computed_from_more_tensors_that_require_grad_is_the_wrong_graph():
+    x = torch.ones(3, requires_grad=True)
+    extra = torch.zeros(3, requires_grad=True)
+    msg = message(check_tensor, x * 2 + extra, x * 2)
+    assert "wrong graph" in msg and "reaches 2" in msg and "reaches 1" in msg and "not computed from" in msg
+
+
+def test_the_same_leaves_reached_another_way_or_through_a_copy_pass():
+    # Another way of computing it, and an expected value computed from a copy of the model.
+    import copy
+    first, second, x = _two_layers()
+    twin_first, twin_second = copy.deepcopy(first), copy.deepcopy(second)
+    got = torch.nn.functional.linear(torch.clamp(first(x), min=0), second.weight, second.bias)
+    check_tensor(got, twin_second(torch.relu(twin_first(x))))
+    w = torch.ones(3, requires_grad=True)
+    check_tensor(w * w, w ** 2)  # w reached twice is one tensor
+
+
+def test_a_graph_with_a_node_defined_in_python_is_not_judged_by_its_reach():
+    # A node standing for a call made elsewhere (the grader's bridge to a kernel) says nothing of
+    # what its graph reaches there: the values and flags are still checked.
+    class Elsewhere(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, anchor):
+            return torch.full((3,), 2.0)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.sum()
+
+    x = torch.ones(3, requires_grad=True)
+    check_tensor(Elsewhere.apply(torch.zeros((), requires_grad=True)), x * 2 + torch.zeros(3, requires_grad=True))
+    assert "wrong values" in message(check_tensor, Elsewhere.apply(torch.zeros((), requires_grad=True)), x * 3)
 
 
 def test_non_leaf_made_differently_passes():
