@@ -8,7 +8,9 @@ SavedTensorCount: what autograd recorded during a block: the tensors it saved fo
     evaluated under it records a graph while an outer counter of saved tensors sees nothing.
 GraphLeakProbe: wraps a loss function so each batch's graph carries a marker leaf; markers
     of batches older than the previous one that are still alive mean the caller keeps old
-    graphs alive (the `total += loss` bug).
+    graphs alive (the `total += loss` bug). It sees only the graphs of losses computed
+    through it: when fewer losses came through it than the batches of one pass over its
+    batches, it vouches for nothing, and reading most_alive fails with the counts.
 
 What a probe observes is kept where the probed code cannot reach it: never in an attribute of
 an object handed to that code (a GraphLeakProbe is the loss function it is given), but in this
@@ -20,6 +22,8 @@ import weakref
 import torch
 from torch.autograd.graph import saved_tensors_hooks as _saved_tensors_hooks
 from torch.nn.modules.module import register_module_forward_hook as _register_module_forward_hook
+
+from .errors import GradingError
 
 _ones, _is_grad_enabled, _Tensor = torch.ones, torch.is_grad_enabled, torch.Tensor
 
@@ -75,6 +79,7 @@ class _Evidence:
         self.loss_fn = loss_fn
         self.markers = []          # weak references, one per loss computed
         self.most_alive = 0        # the worst count of stale graphs seen
+        self.most_in_a_pass = 0    # the most batches handed out by one pass over the batches
 
     def stale_graphs(self) -> int:
         return sum(ref() is not None for ref in self.markers[:-1])
@@ -109,8 +114,16 @@ class GraphLeakProbe:
 
     @property
     def most_alive(self) -> int:
-        """The worst count of stale graphs seen before a batch was handed out."""
-        return _EVIDENCE[self].most_alive
+        """The worst count of stale graphs seen before a batch was handed out. A GradingError
+        when fewer losses came through the probe than the batches of one pass: the graphs of
+        the others, computed by another loss function, are out of its sight."""
+        evidence = _EVIDENCE[self]
+        if len(evidence.markers) < evidence.most_in_a_pass:
+            raise GradingError(
+                f"the loss function handed in computed {len(evidence.markers)} losses for "
+                f"{evidence.most_in_a_pass} batches: each batch's loss must be computed by the loss "
+                "function given (loss_fn(model(x), y)), never by another one named in the code.")
+        return evidence.most_alive
 
     def stale_graphs(self) -> int:
         """Graphs of batches before the latest one still alive (the latest may be held by
@@ -131,7 +144,8 @@ class _Checked:
 
     def __iter__(self):
         evidence = _EVIDENCE[self.probe]
-        for batch in self.loader:
+        for handed, batch in enumerate(self.loader, 1):
             evidence.check()
+            evidence.most_in_a_pass = max(evidence.most_in_a_pass, handed)
             yield batch
         evidence.check()

@@ -2,10 +2,12 @@
 inference_mode; the leak probe on a correct loop and on the `total += loss` loop."""
 import contextlib
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 from autograder.autograd_probe import GraphLeakProbe, SavedTensorCount
+from autograder.errors import GradingError
 
 
 def test_counts_saved_tensors_only_when_recording(covered):
@@ -45,6 +47,45 @@ def test_leak_probe_tells_the_two_loops_apart(covered):
     bad, total = run_epoch(keep_tensor_total=True)
     assert bad.most_alive == 5  # every batch but the last is still held by `total`
     covered("GraphLeakProbe: 0 stale graphs for .item(), 5 of 6 for total += loss")
+
+
+def test_a_loss_computed_by_another_function_than_the_probe_fails_closed(covered):
+    # F.mse_loss named in the loop instead of the loss it was handed: the probe sees no graph,
+    # so it vouches for none, and every graph kept alive would go unseen.
+    model = torch.nn.Linear(3, 1)
+    probe = GraphLeakProbe(F.mse_loss)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(6)]
+    total = 0
+    for x, y in probe.batches(data):
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        total += loss
+    with pytest.raises(GradingError) as info:
+        _ = probe.most_alive
+    assert str(info.value) == (
+        "the loss function handed in computed 0 losses for 6 batches: each batch's loss must be computed by "
+        "the loss function given (loss_fn(model(x), y)), never by another one named in the code.")
+    # One loss through it, the rest past it, is no better.
+    probe = GraphLeakProbe(F.mse_loss)
+    for index, (x, y) in enumerate(probe.batches(data)):
+        (probe if index == 0 else F.mse_loss)(model(x), y).backward()
+    with pytest.raises(GradingError, match="computed 1 losses for 6 batches"):
+        _ = probe.most_alive
+    covered("GraphLeakProbe: losses computed past it (0 or 1 of 6 through it) fail closed")
+
+
+def test_batches_counted_in_a_pass_of_their_own_need_no_loss():
+    # The loop counts the examples first (a pass with no loss), then trains: one loss a batch.
+    good, _ = run_epoch(keep_tensor_total=False)
+    probe = GraphLeakProbe(F.mse_loss)
+    model = torch.nn.Linear(3, 1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(6)]
+    batches = probe.batches(data)
+    count = sum(len(x) for x, _ in batches)
+    for x, y in batches:
+        probe(model(x), y).item()
+    assert count == 24 and probe.most_alive == 0 and good.most_alive == 0
+    assert GraphLeakProbe(F.mse_loss).most_alive == 0  # never handed out a batch: nothing to vouch for
 
 
 def test_probe_keeps_the_loss_value():
