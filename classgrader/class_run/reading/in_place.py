@@ -80,7 +80,7 @@ def _written(target) -> bool:
     nor an item keyed by a string or a name (batch[k] = v, batch["x"] = v: a dict filled)."""
     if not isinstance(target, (ast.Subscript, ast.Attribute)):
         return False
-    chain = target
+    chain: ast.expr = target
     while isinstance(chain, (ast.Subscript, ast.Attribute)):
         if isinstance(chain, ast.Attribute) and chain.attr == "data":
             return True
