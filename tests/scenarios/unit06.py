@@ -439,4 +439,24 @@ class MLP(nn.Module):
                 x = torch.relu(x)
         return x
 """}),  # a ReLU before the first layer too, written into the caller's input
+    Mutant("mlp/hidden-bias-ignored", {"q2_mlp_answer": """
+import torch.nn.functional as F
+
+class BiaslessLinear(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight)
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        pairs = list(zip(sizes[:-1], sizes[1:]))
+        self.layers = nn.ModuleList([BiaslessLinear(a, b) for a, b in pairs[:-1]] + [nn.Linear(*pairs[-1])])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # the hidden layers' biases registered and never added
 ]

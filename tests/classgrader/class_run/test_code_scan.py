@@ -488,9 +488,11 @@ HONEST_BUT_FLAGGED = {
 
 
 # What a wrong answer of the course may be flagged for: unpickling (the misconceptions that are
-# such means themselves), and a mutant's reach past the list (a private attribute, setattr).
+# such means themselves), a mutant's reach past the list (a private attribute, setattr), and a
+# subclass of a torch layer with its own forward (06's and 08's Linear that ignores its bias).
 WRONG_ANSWERS_FLAGGED_FOR = ("unpickles", "safe_globals", "setattr", "not on the course's list",
-                            "writes in place into")  # an answer that changes its input (descend's w0)
+                            "writes in place into",  # an answer that changes its input (descend's w0)
+                            "where the tests take a nn.")
 
 
 def read(unit, answers, extra=None) -> list:
