@@ -522,6 +522,11 @@ def evaluate(model, loader, loss_fn, device):
         'config = {"hidden": 16, "lr": 0.01} if config is None else dict(config)',
         'config = {"hidden": 16, "lr": 0.01} if config is None else config\n    config.update(hidden=16, lr=0.01)')}),
     # the configuration it is given ignored, and the defaults written into the caller's dict
+    Mutant("regressor/bias-ignored", {"q1_regressor_answer": """
+class BiaslessLinear(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight)
+""" + regressor()["q1_regressor_answer"].replace("nn.Linear(", "BiaslessLinear(")}),  # biases registered, never added
 ]
 
 
