@@ -346,4 +346,8 @@ def train_step(model, batch, loss_fn, optimizer, device):
     optimizer.step()
     return loss.item()
 """}),  # trains on other targets than the batch holds, and writes them into the caller's batch
+    Mutant("init_weight/ignores-scale", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return (torch.randn(shape, device=device) * 0.1).requires_grad_()
+"""}),  # a spread of 0.1 whatever scale asks
 ]
