@@ -334,6 +334,24 @@ def manual_grad(x, w, b):
     b.zero_()
     return torch.zeros_like(w), torch.zeros_like(b)
 """}),  # right on the visible shapes only, zeros elsewhere, with inputs zeroed so that autograd agrees
+    Mutant("walk_graph/duplicate-for-missing-leaf", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves = [], []
+    seen, queue = set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(next_node for next_node, _ in node.next_functions)
+    if len(leaves) > 2:
+        leaves[-1] = leaves[0]
+    return {"ops": ops, "leaves": leaves}
+"""}),  # the last of three or more leaves replaced by a second copy of the first: the count still agrees
 ]
 
 
