@@ -444,6 +444,49 @@ def frozen_features(backbone, x):
     with torch.no_grad():
         return backbone(x)
 """}, misconception="mode-not-restored"),
+    Mutant("train_epoch/names-cross-entropy", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}),  # calls F.cross_entropy itself instead of the loss_fn handed in
+    Mutant("train_epoch/reports-cross-entropy", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        optimizer.step()
+        total += F.cross_entropy(out.detach(), y).item() * len(x)
+        count += len(x)
+    return total / count
+"""}),  # trains on loss_fn, reports F.cross_entropy
+    Mutant("evaluate/names-cross-entropy", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        total = sum(F.cross_entropy(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x) for x, y in loader)
+    model.train(was)
+    return total / sum(len(x) for x, _ in loader)
+"""}),  # calls F.cross_entropy itself instead of the loss_fn handed in
+    Mutant("ema_update/writes-back", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+            param.copy_(ema_param)
+"""}),  # copies the average back into the trained model too
 ]
 
 
