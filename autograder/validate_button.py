@@ -123,26 +123,12 @@ class Shell:
 
 
 def warm_up(shell) -> None:
-    """What nearly every assignment runs, once, so that PyTorch's lazy set-up (dispatch, autograd,
-    the meta device, serialization) and IPython's first traceback are paid before the fork, not by
-    each press. One intra-op thread: a process whose thread pool never started is safe to fork."""
+    """autograder.warm_up's torch, then the shell's first cell and the first tensor it shows,
+    paid before the fork, not by each press."""
     import io
 
-    import torch
-
-    from autograder import check_tensor, check_value, strict_devices
-    torch.set_num_threads(1)
-    x = torch.randn(4, 3, requires_grad=True)
-    layer = torch.nn.Linear(3, 2)
-    torch.nn.functional.mse_loss(layer(x), torch.zeros(4, 2)).backward()
-    with torch.no_grad(), strict_devices():
-        y = (x.to(torch.float64) @ torch.ones(3, 2, dtype=torch.float64)).mean(dim=0)
-    check_tensor(y.clone(), y, name="warm-up")
-    check_value(int(torch.zeros(2, 3, device="meta").numel()), 6, name="warm-up")
-    buffer = io.BytesIO()
-    torch.save(layer.state_dict(), buffer)
-    buffer.seek(0)
-    torch.load(buffer, weights_only=True)
+    from autograder.warm_up import exercise_torch
+    exercise_torch()
     shell.run_cell("from autograder import check_tensor; import torch\n"
                    "check_tensor(torch.zeros(2), torch.ones(2), name='warm-up')", store_history=False)
     with contextlib.redirect_stdout(io.StringIO()):  # a cell's last value shown: a tensor's repr, first paid here

@@ -239,31 +239,16 @@ def prepare() -> None:
 
 
 def warm_up() -> None:
-    """Run once what nearly every graded notebook runs, so that PyTorch's lazy set-up (operator
-    dispatch, autograd, the meta device, serialization) and IPython's first traceback (which
-    loads its highlighter and reads the helpers' source) are done before the fork, not in each
-    kernel. One intra-op thread: parallelism comes from grading students at once, and a process
-    whose thread pool never started is safe to fork."""
-    import io
-
+    """autograder.warm_up's torch, the grading device asked once, and IPython's first traceback
+    (which loads its highlighter and reads the helpers' source), done before the fork, not in each
+    kernel."""
     import torch
     from IPython.core.ultratb import AutoFormattedTB
 
-    from autograder import GradingError, check_tensor, check_value, grading_device, strict_devices
-    torch.set_num_threads(1)
+    from autograder import GradingError, check_tensor, grading_device
+    from autograder.warm_up import exercise_torch
+    exercise_torch()
     grading_device()  # every notebook's start_grading() asks; fork-safe once prepare() set NVML
-    x = torch.randn(4, 3, requires_grad=True)
-    layer = torch.nn.Linear(3, 2)
-    loss = torch.nn.functional.mse_loss(layer(x), torch.zeros(4, 2))
-    loss.backward()
-    with torch.no_grad(), strict_devices():
-        y = (x.to(torch.float64) @ torch.ones(3, 2, dtype=torch.float64)).mean(dim=0)
-    check_tensor(y.clone(), y, name="warm-up")
-    check_value(int(torch.zeros(2, 3, device="meta").numel()), 6, name="warm-up")
-    buffer = io.BytesIO()
-    torch.save(layer.state_dict(), buffer)
-    buffer.seek(0)
-    torch.load(buffer, weights_only=True)
     try:
         check_tensor(torch.zeros(2), torch.ones(2), name="warm-up")
     except GradingError:
