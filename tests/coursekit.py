@@ -21,6 +21,7 @@ ALL_NOTEBOOKS = LESSONS + SOURCE_NOTEBOOKS + RELEASE_NOTEBOOKS
 
 SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
 def read_notebook(path) -> dict:
@@ -38,6 +39,27 @@ def nbgrader_meta(cell) -> dict:
 
 def grade_cells(nb) -> list[dict]:
     return [c for c in nb["cells"] if nbgrader_meta(c).get("grade")]
+
+
+def squeeze(text: str) -> str:
+    """Text without its whitespace: a line found in a page or file however it was wrapped or indented."""
+    return re.sub(r"\s+", "", text)
+
+
+def secret_lines() -> list[str]:
+    """Substantial lines of solutions and hidden tests that what students are given anyway does not
+    show: the lessons, the released assignments, and the helper packages they import (a hidden test
+    that calls a helper shares lines with it). What a leak check looks for in what students get."""
+    public = squeeze("".join(source_text(c) for p in LESSONS + RELEASE_NOTEBOOKS for c in read_notebook(p)["cells"])
+                     + "".join(p.read_text() for d in ("utils", "autograder") for p in (ROOT / d).rglob("*.py")))
+    lines = []
+    for path in SOURCE_NOTEBOOKS:
+        for cell in read_notebook(path)["cells"]:
+            text = source_text(cell)
+            for block in SOLUTION_BLOCK.findall(text) + HIDDEN_BLOCK.findall(text):
+                lines += [line.strip() for line in block.splitlines()
+                          if len(line.strip()) >= 30 and squeeze(line) not in public]
+    return lines
 
 
 # How long a command of the real pipeline may run in a test before the test calls it hung: a guard

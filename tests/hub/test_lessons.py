@@ -3,38 +3,16 @@ nothing else (no solution, hidden test, source/ or grading file: the student bun
 tests/classgrader/commands/test_bundle.py, is the model), is readable by everyone, gets one commit
 per change and none for the same lessons again. Real git, in a temporary folder."""
 import os
-import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from coursekit import HIDDEN_BLOCK, LESSONS, RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, read_notebook, source_text
+from coursekit import LESSONS, ROOT, read_notebook, secret_lines, source_text, squeeze
 
 sys.path.insert(0, str(ROOT / "hub"))
 import lessons
-
-SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
-
-
-def squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def secret_lines() -> list[str]:
-    """Substantial lines of solutions and hidden tests that what students are given anyway (the
-    lessons, the released assignments, utils/ and autograder/) does not show."""
-    public = squeeze("".join(source_text(c) for p in LESSONS + RELEASE_NOTEBOOKS for c in read_notebook(p)["cells"])
-                     + "".join(p.read_text() for d in ("utils", "autograder") for p in (ROOT / d).rglob("*.py")))
-    lines = []
-    for path in SOURCE_NOTEBOOKS:
-        for cell in read_notebook(path)["cells"]:
-            text = source_text(cell)
-            for block in SOLUTION_BLOCK.findall(text) + HIDDEN_BLOCK.findall(text):
-                lines += [line.strip() for line in block.splitlines()
-                          if len(line.strip()) >= 30 and squeeze(line) not in public]
-    return lines
 
 
 def git(*args, cwd=None) -> str:

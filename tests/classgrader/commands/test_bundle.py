@@ -2,7 +2,6 @@
 solution, hidden test or instructor file."""
 import json
 import os
-import re
 import shutil
 import subprocess
 import zipfile
@@ -10,37 +9,9 @@ import zipfile
 import pytest
 
 from classgrader.commands.bundle import make_bundle
-from coursekit import HIDDEN_BLOCK, LESSONS, RELEASE_NOTEBOOKS, ROOT, SOURCE_NOTEBOOKS, read_notebook, source_text
+from coursekit import ROOT, secret_lines, source_text, squeeze
 
 pytestmark = pytest.mark.early(9)  # it builds an environment of its own
-
-SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
-
-
-def squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def public_text() -> str:
-    """What students are given anyway: lessons, student versions and the helper packages
-    they import (a hidden test that calls a helper shares lines with it)."""
-    notebooks = "".join(source_text(c) for p in LESSONS + RELEASE_NOTEBOOKS for c in read_notebook(p)["cells"])
-    packages = "".join(p.read_text() for folder in ("utils", "autograder") for p in (ROOT / folder).rglob("*.py"))
-    return squeeze(notebooks + packages)
-
-
-def secret_lines() -> list[str]:
-    """Substantial lines of solutions and hidden tests that the student versions do not show."""
-    public = public_text()
-    lines = []
-    for path in SOURCE_NOTEBOOKS:
-        for cell in read_notebook(path)["cells"]:
-            text = source_text(cell)
-            for block in SOLUTION_BLOCK.findall(text) + HIDDEN_BLOCK.findall(text):
-                lines += [line.strip() for line in block.splitlines()
-                          if len(line.strip()) >= 30 and squeeze(line) not in public]
-    return lines
-
 
 def readable(archive, name: str) -> str:
     """A file's text as a reader sees it: a notebook's cell sources, not its escaped JSON."""
