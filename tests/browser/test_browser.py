@@ -12,7 +12,6 @@ without reloading the pane. Screenshots land in artifacts/screenshots/ for a per
 One server per role, one browser, one notebook at a time: about 4 minutes on 2 cores."""
 import contextlib
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from browserkit import FIT_WIDTH, SKIP_WITHOUT_CHROMIUM, launch, needs_chromium
 from coursekit import (
     LAB_TOKEN as TOKEN,
     LESSONS,
@@ -40,30 +40,18 @@ from coursekit import (
     write_notebook,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
-INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
-# From the engineering notes: without the networking flags Chromium stalls on the refused
-# connections of a machine with no network.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 WIDGET_VIEW = ".jp-OutputArea-output > .jupyter-widgets:not(.jupyter-widgets-error-widget)"  # a drawn widget
 PAGE_ERRORS: list[str] = []  # uncaught exceptions in the page: a widget's front end that broke
 KERNEL_S, RUN_ALL_S, WIDGET_S, VALIDATE_S = 60, 180, 30, 180  # lessons run in 5-10 s; CI is slower
-FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels: the lab's default split gives each pane half
 SPLIT_BESIDE = "untouched/01_tensors/01_tensors.ipynb"  # what a lesson opens beside, as the start page does
 
-NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: {INSTALL}"
-IN_CI = os.environ.get("CI", "").lower() in ("true", "1")
-# A machine without the browser skips these tests, but CI must not pass by testing nothing.
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_BROWSER)
-pytestmark = [pytestmark, pytest.mark.early(7)]
+pytestmark = [SKIP_WITHOUT_CHROMIUM, pytest.mark.early(7)]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def chromium_in_ci():
-    if not CHROMIUM.exists():  # only reached in CI (skipped otherwise): fail before starting a server
-        pytest.fail(NO_BROWSER, pytrace=False)
+    needs_chromium()  # before starting a server
 
 
 # ---- what each notebook's widgets must show: the one place to add a lesson's widget ----
@@ -274,7 +262,7 @@ def page(lab):
     """One headless Chromium page with JupyterLab loaded; notebooks open and close in it in turn."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # shared with the hub's test: overwrite, never clear
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        browser = launch(pw)
         tab = browser.new_page(viewport={"width": 1600, "height": 1000})
         tab.set_default_timeout(WIDGET_S * 1000)
         tab.goto(f"{lab}/lab?token={TOKEN}")

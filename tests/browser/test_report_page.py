@@ -6,24 +6,12 @@ counts; nothing fetched from anywhere but the page itself; nothing wider than a 
 window. The screenshot goes to artifacts/screenshots/report.png, so that a run changes no committed
 file; docs/images/report.png, which the README shows, is copied from it when the page's look changes."""
 import importlib.util
-import os
-from pathlib import Path
 
-import pytest
-from playwright.sync_api import sync_playwright
-
+from browserkit import FIT_WIDTH, SKIP_WITHOUT_CHROMIUM, page_of_files
 from coursekit import ROOT
 
-# As tests/browser/test_browser.py starts it: without the networking flags Chromium stalls on
-# the refused connections of a machine with no network.
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
-NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: apt-get install -y chromium"
-IN_CI = os.environ.get("CI", "").lower() in ("true", "1")  # CI must not pass by skipping
-FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels
 SCREENSHOT = ROOT / "artifacts" / "screenshots" / "report.png"
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_BROWSER)
+pytestmark = SKIP_WITHOUT_CHROMIUM
 
 
 def the_class():
@@ -36,37 +24,28 @@ def the_class():
 
 
 def test_the_report_in_a_browser(tmp_path):
-    if not CHROMIUM.exists():
-        pytest.fail(NO_BROWSER, pytrace=False)
     from classgrader.commands import report
     synthetic = the_class()
     root = synthetic.synthetic_class(tmp_path)
     page_path, index_path = report.write_reports(str(root), [synthetic.ASSIGNMENT], index=True)
-    fetched = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": FIT_WIDTH, "height": 900})
-            page.on("request", lambda request: fetched.append(request.url))
-            page.goto(f"file://{index_path}")
-            page.get_by_role("link", name=synthetic.ASSIGNMENT).click()
-            page.wait_for_load_state()
-            assert page.url == f"file://{page_path}"
-            assert page.locator("h1").inner_text() == f"{synthetic.ASSIGNMENT}: what the class got wrong"
-            plots = page.locator("svg")
-            assert plots.count() == 2
-            for n in range(2):
-                box = plots.nth(n).bounding_box()
-                assert box["width"] > 300 and box["height"] > 150, box
-            ranked = page.locator("h2:has-text('Misconceptions') + table tr")
-            assert ranked.count() == 4  # the header and three misconceptions
-            assert ranked.nth(1).inner_text().startswith("2 (22%)")
-            assert "len(t) taken for the number of elements" in ranked.nth(1).inner_text()
-            assert page.get_by_role("heading", name="Students to look at (4)").is_visible()
-            assert page.evaluate("document.documentElement.scrollWidth") <= FIT_WIDTH
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-        finally:
-            browser.close()
+    with page_of_files() as (page, fetched):
+        page.goto(f"file://{index_path}")
+        page.get_by_role("link", name=synthetic.ASSIGNMENT).click()
+        page.wait_for_load_state()
+        assert page.url == f"file://{page_path}"
+        assert page.locator("h1").inner_text() == f"{synthetic.ASSIGNMENT}: what the class got wrong"
+        plots = page.locator("svg")
+        assert plots.count() == 2
+        for n in range(2):
+            box = plots.nth(n).bounding_box()
+            assert box["width"] > 300 and box["height"] > 150, box
+        ranked = page.locator("h2:has-text('Misconceptions') + table tr")
+        assert ranked.count() == 4  # the header and three misconceptions
+        assert ranked.nth(1).inner_text().startswith("2 (22%)")
+        assert "len(t) taken for the number of elements" in ranked.nth(1).inner_text()
+        assert page.get_by_role("heading", name="Students to look at (4)").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= FIT_WIDTH
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert fetched and all(url.startswith("file://") for url in fetched), fetched
     assert set(fetched) == {f"file://{index_path}", f"file://{page_path}"}

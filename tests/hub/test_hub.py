@@ -39,13 +39,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from browserkit import CHROMIUM, IN_CI, launch
 from coursekit import ROOT, build_submission, read_notebook
 from scenarios import unit01
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]  # see tests/browser/test_browser.py
-IN_CI = os.environ.get("CI", "").lower() in ("true", "1")
 STATE = Path("/srv/pytorch-course-hubtest")
 EXCHANGE = STATE / "exchange"
 SUDOERS = Path("/etc/sudoers.d/course-hub-pytorch-course-hubtest")  # hub/install.py's sudoers_file(STATE)
@@ -380,7 +377,7 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
         release_first_assignment(course, klass)
         passwords = dict(line.split(":", 1) for line in (STATE / "passwords.txt").read_text().split())
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+            browser = launch(pw)
             people = {n: Person(browser, base, n, passwords[n]) for n in class_users()}
             teacher, students = people[INSTRUCTOR], {n: people[n] for n in STUDENTS}
             for person in people.values():
