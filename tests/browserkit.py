@@ -1,10 +1,11 @@
 """The browser every test of what a person sees drives: Debian's Chromium through Playwright
 (Playwright cannot download its own browser here), started the same way everywhere."""
 import contextlib
-import os
 from pathlib import Path
 
 import pytest
+
+from coursekit import IN_CI
 
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends chromium"
@@ -14,9 +15,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--no-first-run"]
 FIT_WIDTH = 1100  # a laptop's browser window, in CSS pixels: the lab's default split gives each pane half
 NO_BROWSER = f"browser tests need Debian's Chromium at {CHROMIUM}: {INSTALL}"
-IN_CI = os.environ.get("CI", "").lower() in ("true", "1")
-# A machine without the browser skips these tests, but CI must not pass by testing nothing:
-# there a missing browser fails them (needs_chromium).
+# A machine without the browser skips these tests; in CI a missing browser fails them (needs_chromium).
 SKIP_WITHOUT_CHROMIUM = pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=NO_BROWSER)
 
 

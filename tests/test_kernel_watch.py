@@ -10,12 +10,12 @@ import time
 import pytest
 
 from classgrader.kernels import sandbox
-from coursekit import live_processes, work_area_mounts
+from coursekit import IN_CI, live_processes, work_area_mounts
 from kernel_watch import PRIVATE_UIDS, KernelWatch
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only root starts a process as another uid")
 # CI runs as root, so there a missing sandbox is a failure, not a reason to skip.
-needs_sandbox = pytest.mark.skipif(sandbox.unavailable_reason() is not None and os.environ.get("CI") != "true",
+needs_sandbox = pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                                    reason=f"{sandbox.unavailable_reason()}")
 
 

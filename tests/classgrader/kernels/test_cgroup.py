@@ -8,8 +8,8 @@ import time
 import pytest
 
 from classgrader.kernels import cgroup
+from coursekit import IN_CI
 
-IN_CI = os.environ.get("CI") == "true"
 pytestmark = pytest.mark.skipif(cgroup.unavailable_reason() is not None and not IN_CI,
                                 reason=f"{cgroup.unavailable_reason()}")
 MiB = 2**20

@@ -12,6 +12,7 @@ from nbclient import NotebookClient
 from autograder.memory_probe import MemoryUnmeasured
 from classgrader.kernels import cgroup, sandbox
 from classgrader.kernels.kernel_memory import GroupV1, GroupV2, KernelMemory, ProcessTree
+from coursekit import IN_CI
 
 MiB = 2**20
 # Holds N MiB for a moment each time it reads a line N, then frees it (holder() may run it in a child).
@@ -64,7 +65,7 @@ def test_a_process_tree_counts_what_the_process_started():
         ended(process)
 
 
-@pytest.mark.skipif(cgroup.unavailable_reason() is not None and os.environ.get("CI") != "true",
+@pytest.mark.skipif(cgroup.unavailable_reason() is not None and not IN_CI,
                     reason=f"{cgroup.unavailable_reason()}")
 def test_a_memory_group_shows_what_its_processes_held_at_once():
     with cgroup.MemoryLimit.create(512 * MiB, "test") as group:
@@ -87,7 +88,7 @@ def test_without_a_process_nothing_is_measured():
         ProcessTree(2**22 + 7).start()  # above pid_max: no such process
 
 
-@pytest.mark.skipif(sandbox.unavailable_reason() is not None and os.environ.get("CI") != "true",
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                     reason="needs a sandbox (root on Linux)")
 def test_a_jailed_grading_kernel_is_measured_from_outside(tmp_path, covered):
     from classgrader.judging.isolated_execute import jail_spec

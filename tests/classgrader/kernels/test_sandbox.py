@@ -25,11 +25,10 @@ import pytest
 
 from classgrader.kernels import sandbox
 from classgrader.kernels.sandbox import Jail, Limits, SandboxError, private_user
-from coursekit import live_processes
+from coursekit import IN_CI, live_processes
 
 REPO = Path(__file__).resolve().parents[3]
 NOBODY = pwd.getpwnam("nobody")
-IN_CI = os.environ.get("CI") == "true"
 # CI runs as root, so there a missing sandbox is a failure, not a reason to skip.
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                                 reason=f"{sandbox.unavailable_reason()}")

@@ -14,6 +14,7 @@ from classgrader.judging.isolated_execute import jail_spec
 from classgrader.kernels import cgroup, sandbox
 from classgrader.kernels.kernel_zygote import Zygote
 from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
+from coursekit import IN_CI
 
 LEAVE_STATE = """
 import os, torch
@@ -45,7 +46,7 @@ def run(code: str, workdir, jail=None) -> str:
     return "".join(o.get("text", "") for o in nb.cells[0].outputs)
 
 
-@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                     reason="needs a sandbox (root on Linux)")
 def test_nothing_passes_from_one_student_to_the_next(zygote, covered):
     users = [sandbox.private_user(), sandbox.private_user()]
@@ -121,7 +122,7 @@ print(open("/proc/self/cgroup").read().count("course-kernel-"), os.environ.get("
 
 
 @pytest.mark.skipif((sandbox.unavailable_reason() is not None or cgroup.unavailable_reason() is not None)
-                    and not os.environ.get("CI"), reason="needs a sandbox and a memory cgroup (root on Linux)")
+                    and not IN_CI, reason="needs a sandbox and a memory cgroup (root on Linux)")
 def test_a_kernel_past_its_memory_cgroup_is_stopped_and_the_next_student_is_graded(zygote, covered):
     """No address-space limit (as for a kernel given a GPU): only the kernel's memory cgroup
     stops it. 1.5 GiB fits outside; the kernel under 1 GiB is killed, the zygote serves on."""
@@ -146,7 +147,7 @@ def test_a_kernel_past_its_memory_cgroup_is_stopped_and_the_next_student_is_grad
             "1.5 GiB (which fits outside); the next kernel runs; every kernel's cgroup is removed")
 
 
-@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
+@pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                     reason="needs a sandbox (root on Linux)")
 def test_the_grader_expects_the_device_a_sandboxed_kernel_reports(zygote, covered):
     from classgrader.judging import graded_device
