@@ -446,6 +446,10 @@ MUTANTS = [
     # A bare squeeze() gives () for one example: a slip with the shape, not a column against a flat target.
     Mutant("regressor/squeeze-all",
            {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(".squeeze(-1)", ".squeeze()")}),
+    # Standardised with the batch's own mean and std: the same numbers on the data it was fitted on only.
+    Mutant("regressor/batch-statistics",
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace("(x - self.mean) / self.std",
+                                                                           "(x - x.mean(0)) / x.std(0)")}),
     Mutant("train_epoch/batch-not-moved", train_epoch(move="pass"), misconception="batch-not-moved"),
     Mutant("train_epoch/target-not-moved", train_epoch(move="x = x.to(device)"), misconception="batch-not-moved"),
     Mutant("train_epoch/to-not-assigned", train_epoch(move="x.to(device), y.to(device)"),
