@@ -243,6 +243,37 @@ def same_after_rounding(value, observed, dtype):
 def same_after_rounding(value, observed, dtype):
     return torch.tensor(value, dtype=dtype).item() == torch.tensor(observed, dtype=dtype).item()
 """}),  # rounds the observed value too, so a number the dtype cannot hold passes for the stored one
+    Mutant("describe/numel-from-storage", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device,
+            "numel": t.untyped_storage().nbytes() // t.element_size()}
+"""}),  # the memory behind the tensor counted: a view's holds elements the view does not
+    Mutant("tensor_bytes/hand-table", {"q4_tensor_bytes_answer": """
+SIZES = {torch.float64: 8, torch.float32: 4, torch.float16: 2, torch.bfloat16: 2, torch.int64: 8, torch.int32: 4,
+         torch.int16: 2, torch.int8: 1, torch.uint8: 1, torch.bool: 1, torch.complex64: 8}
+def tensor_bytes(shape, dtype):
+    return math.prod(shape) * SIZES.get(dtype, 4)
+"""}),  # a table of the common dtypes, 4 bytes for any other
+    Mutant("same_after_rounding/abs-eps", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return abs(torch.tensor(value, dtype=dtype).item() - observed) < torch.finfo(dtype).eps
+"""}),  # a tolerance of eps, many representable steps wide for numbers below 1: close taken for exact
+    Mutant("same_after_rounding/equal-shortcut", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    if value == observed:
+        return True
+    return torch.tensor(value, dtype=dtype).item() == observed
+"""}),  # value itself taken for what storing gives back, though the dtype cannot hold it
+    Mutant("same_after_rounding/half-step-tolerance", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    stored = torch.tensor(value, dtype=dtype)
+    step = (torch.nextafter(stored, torch.tensor(float("inf"), dtype=dtype)) - stored).item()
+    return abs(stored.item() - observed) < step / 8
+"""}),  # a tolerance of an eighth of a step: close is taken for exact
+    Mutant("same_after_rounding/abs-value", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    return abs(torch.tensor(value, dtype=dtype).item()) == abs(observed)
+"""}),  # the sign left out of the comparison
 ]
 
 
