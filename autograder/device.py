@@ -25,20 +25,23 @@ def describe_device(device: torch.device) -> str:
 
 
 @contextlib.contextmanager
-def pretend_accelerators(cuda: bool = False, mps: bool = False):
+def pretend_accelerators(cuda: bool = False, mps: bool = False, built: bool = False):
     """For grading device pickers on any machine: make torch report CUDA and/or MPS as
     present (or absent) through every public question a picker may ask: torch.cuda
     (is_available, device_count, current_device), torch.backends.cuda.is_built,
     torch.backends.mps (is_available, is_built), torch.mps.device_count, torch.xpu (absent)
     and torch.accelerator (is_available, current_accelerator, device_count,
-    current_device_index). Only the answers are faked; nothing is allocated anywhere."""
+    current_device_index). Only the answers are faked; nothing is allocated anywhere.
+    built=True: the build has CUDA and MPS support compiled in whatever is present, so
+    is_built() answers True on a machine without the device (a CUDA wheel on a laptop with
+    no NVIDIA GPU)."""
     first = torch.device("cuda") if cuda else torch.device("mps") if mps else None
     patches = [
         (torch.cuda, "is_available", lambda: cuda),
         (torch.cuda, "device_count", lambda: int(cuda)),
-        (torch.backends.cuda, "is_built", lambda: cuda),
+        (torch.backends.cuda, "is_built", lambda: cuda or built),
         (torch.backends.mps, "is_available", lambda: mps),
-        (torch.backends.mps, "is_built", lambda: mps),
+        (torch.backends.mps, "is_built", lambda: mps or built),
         (torch.accelerator, "is_available", lambda: first is not None),
         (torch.accelerator, "current_accelerator", lambda *args, **kwargs: first),
         (torch.accelerator, "device_count", lambda: int(first is not None)),

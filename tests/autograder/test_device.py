@@ -87,6 +87,11 @@ def test_pretend_accelerators_fakes_every_api_and_restores_it():
     with pretend_accelerators():
         assert not torch.accelerator.is_available()
         assert torch.accelerator.current_accelerator() is None
+        assert not torch.backends.cuda.is_built() and not torch.backends.mps.is_built()
+    with pretend_accelerators(built=True):  # support compiled in, no device present
+        assert torch.backends.cuda.is_built() and torch.backends.mps.is_built()
+        assert not torch.cuda.is_available() and not torch.backends.mps.is_available()
+        assert grading_device() == torch.device("cpu")
     assert (torch.cuda.is_available, torch.backends.mps.is_available,
             torch.accelerator.is_available, torch.accelerator.current_accelerator) == originals
 
