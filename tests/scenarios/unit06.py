@@ -439,6 +439,45 @@ class MLP(nn.Module):
                 x = torch.relu(x)
         return x
 """}),  # a ReLU before the first layer too, written into the caller's input
+    Mutant("mlp/weights-held-as-buffers", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        for layer in self.layers:
+            weight = layer.weight
+            del layer.weight
+            layer.register_parameter("stored_weight", weight)
+            layer.register_buffer("weight", weight.detach(), persistent=False)
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # each layer computes with a detached copy of the parameter the optimiser trains: same numbers, no learning
+    Mutant("mlp/bias-detached-behind-a-property", {"q2_mlp_answer": """
+class Dense(nn.Linear):
+    @property
+    def bias(self):
+        held = dict(self.named_parameters(recurse=False))
+        if "bias" not in held:
+            raise AttributeError("bias")
+        return held["bias"].detach()
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(Dense(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # forward and the layer's attribute both answer with a detached bias: the biases never learn
     Mutant("mlp/hidden-bias-ignored", {"q2_mlp_answer": """
 import torch.nn.functional as F
 
