@@ -487,6 +487,84 @@ def ema_update(ema_model, model, decay):
             ema_param.mul_(decay).add_(param, alpha=1 - decay)
             param.copy_(ema_param)
 """}),  # copies the average back into the trained model too
+    Mutant("evaluate/iterates-loader-twice", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        total = sum(loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x) for x, y in loader)
+    model.train(was_training)
+    return total / sum(len(y) for _, y in loader)
+"""}),
+    Mutant("train_epoch/zero-grad-after-step", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}, misconception="grad-accumulates"),
+    Mutant("train_epoch/iterates-loader-twice", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+    return total / sum(len(x) for x, _ in loader)
+"""}),
+    Mutant("train_epoch/len-of-loader", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for i, (x, y) in enumerate(loader):
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+        if i == len(loader) - 1:
+            break
+    return total / count
+"""}),
+    Mutant("frozen_features/toggles-requires-grad", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    backbone.requires_grad_(False)
+    out = backbone(x)
+    backbone.requires_grad_(True)
+    return out
+"""}),  # turns every parameter back on, a frozen one included
+    Mutant("frozen_features/eval-and-back", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    was = backbone.training
+    backbone.eval()
+    with torch.no_grad():
+        out = backbone(x)
+    backbone.train(was)
+    return out
+"""}),
+    Mutant("ema_update/linear-layers-only", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for e, m in zip(ema_model.modules(), model.modules()):
+            if isinstance(e, nn.Linear):
+                e.weight.mul_(decay).add_(m.weight, alpha=1 - decay)
+                e.bias.mul_(decay).add_(m.bias, alpha=1 - decay)
+"""}),
+    Mutant("ema_update/data-rebound", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    for e, m in zip(ema_model.parameters(), model.parameters()):
+        e.data = decay * e.data + (1 - decay) * m.data
+"""}),
 ]
 
 
