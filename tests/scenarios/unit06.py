@@ -498,4 +498,26 @@ class MLP(nn.Module):
                 x = torch.relu(x)
         return x
 """}),  # the hidden layers' biases registered and never added
+    Mutant("mlp/squeezes-one-output", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        *hidden, last = self.layers
+        for layer in hidden:
+            x = torch.relu(layer(x))
+        out = last(x)
+        return out.squeeze(-1) if out.shape[-1] == 1 and len(self.layers) > 2 else out
+"""}),
+    Mutant("positional_scale/length-fixed", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(8, dtype=torch.float32))[:length])
+
+    def forward(self, x):
+        return x * self.scale
+"""}),
 ]
