@@ -350,4 +350,73 @@ def train_step(model, batch, loss_fn, optimizer, device):
 def init_weight(shape, device, scale=0.01):
     return (torch.randn(shape, device=device) * 0.1).requires_grad_()
 """}),  # a spread of 0.1 whatever scale asks
+    Mutant("pick_device/mps-built", {"q1_pick_device_answer": """
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_built():
+        return torch.device("mps")
+    return torch.device("cpu")
+"""}),  # is_built() says the support is compiled in, not that the device is there
+    Mutant("move_to/in-place-dict", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        for key in batch:
+            batch[key] = move_to(batch[key], device)
+        return batch
+    if isinstance(batch, list):
+        for i in range(len(batch)):
+            batch[i] = move_to(batch[i], device)
+        return batch
+    if isinstance(batch, tuple):
+        return tuple(move_to(value, device) for value in batch)
+    return batch
+"""}),  # the caller's dict and lists rewritten to hold the moved tensors
+    Mutant("move_to/float-cast", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, torch.float32)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+"""}),  # every tensor cast to float32 on the way
+    Mutant("train_step/runs-on-cpu", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    model.cpu()
+    x, y = batch
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    model.to(device)
+    return loss.item()
+"""}),  # the step taken on the cpu, the model moved there and back
+    Mutant("train_step/losses-kept-in-a-list", {"q4_train_step_answer": """
+history = []
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = (t.to(device) for t in batch)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    history.append(loss)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    return loss.item()
+"""}),  # every step's loss tensor kept in a list, with its graph
+    Mutant("init_weight/fixed-seed", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    g = torch.Generator(device="cpu").manual_seed(0)
+    return (torch.randn(shape, generator=g) * scale).to(device).requires_grad_()
+"""}),  # a generator seeded afresh on every call: every weight of a shape alike
+    Mutant("init_weight/same-values-each-call", {"q5_init_weight_answer": """
+_BASE = {}
+def init_weight(shape, device, scale=0.01):
+    key = (tuple(shape), str(device))
+    if key not in _BASE:
+        _BASE[key] = torch.randn(shape, device=device)
+    return (_BASE[key] * scale).requires_grad_()
+"""}),  # one draw per shape and device, reused by every later call
 ]
