@@ -1,8 +1,12 @@
 """The reader's rules for the notebook's own classes: a subclass of torch's tensor, a metaclass,
 a dunder of its own, and a module or optimiser that defines, or assigns as code, what the tests
 read to see what it holds (parameters, state_dict, training), or a train or eval that never
-calls torch's, and a subclass of one of torch's layers that redefines what the layer computes."""
+calls torch's, and a subclass of one of torch's layers that redefines what the layer computes or
+a name the layer holds."""
 import ast
+import functools
+import inspect
+import textwrap
 
 from classgrader.class_run.reading.calls import CallReading
 from classgrader.class_run.reading.facts import class_members
@@ -13,6 +17,7 @@ from classgrader.class_run.reading.resolving import (
 )
 from classgrader.class_run.reading.rules import (
     LAYER_COMPUTES,
+    LAYER_SETUP,
     METACLASSES,
     MODE_SWITCHES,
     OWN_METHODS,
@@ -43,14 +48,16 @@ class ClassReading(CallReading):
                 self.note(node, f"gives {node.name} {base}'s own {name}, which the tests read to see what a "
                                 f"{reporting} holds")
         layer = self._layer_class(node.name)
+        redefined = LAYER_COMPUTES | _layer_holds(resolve(self.full(layer))) if layer else frozenset()
         for base in self._own_bases(node.name) if layer else ():  # class Dense(Bias, nn.Linear)
-            for name in sorted(self.notebook.class_defines.get(base, frozenset()) & LAYER_COMPUTES):
+            for name in sorted(self.notebook.class_defines.get(base, frozenset()) & redefined):
                 self.note(node, f"gives {node.name}, a subclass of {layer}, {base}'s own {name}, "
-                                + _layer_taken(layer))
+                                + _layer_taken(layer, name))
         for item in node.body:
             for name in class_members([item]):
-                if layer and name in LAYER_COMPUTES:
-                    self.note(item, f"gives {node.name}, a subclass of {layer}, its own {name}, " + _layer_taken(layer))
+                if layer and name in redefined:
+                    self.note(item, f"gives {node.name}, a subclass of {layer}, its own {name}, "
+                                    + _layer_taken(layer, name))
                 elif name.startswith("__") and name.endswith("__") and name not in OWN_METHODS:
                     self.note(item, f"gives {node.name} its own {name}")
                 elif reporting and name in SELF_REPORTS:
@@ -154,5 +161,40 @@ def _is_layer(value) -> bool:
             and value.forward is not nn.Module.forward and not value.__module__.endswith(".container"))
 
 
-def _layer_taken(layer: str) -> str:
-    return f"where the tests take a {layer} they find in a model for torch's own and compute what they expect with it"
+@functools.cache
+def _layer_holds(layer) -> frozenset[str]:
+    """The names a layer of torch's defines below nn.Module, or its constructors set on the
+    instance (self.weight = ..., register_buffer("running_mean", ...)), but those that only set
+    it up (LAYER_SETUP) and dunders: the names its forward reads, which a member of a subclass
+    (a property `bias`) would answer in its place."""
+    import torch.nn as nn
+    names: set[str] = set()
+    for klass in layer.__mro__ if isinstance(layer, type) else ():
+        if klass in (nn.Module, object):
+            break
+        names |= set(vars(klass)) | set(getattr(klass, "__annotations__", {}))
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        names |= _set_on_self(tree)
+    return frozenset(name for name in names - LAYER_SETUP if not name.startswith("__"))
+
+
+def _set_on_self(tree: ast.AST) -> set[str]:
+    """Names a class's code sets on `self`: assigned, or registered by a constant name."""
+    names = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                and node.value.id == "self"):
+            names.add(node.attr)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("register_buffer", "register_parameter", "register_module", "add_module")
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _layer_taken(layer: str, name: str = "forward") -> str:
+    what = "what they expect with it" if name in LAYER_COMPUTES else f"what they expect from its {name}"
+    return f"where the tests take a {layer} they find in a model for torch's own and compute {what}"

@@ -74,6 +74,10 @@ REPORTING_CLASSES = ("torch.nn.Module", "torch.optim.Optimizer")
 # (isinstance(m, nn.Linear)) for torch's own and compute what they expect with it, so a subclass that
 # redefines one makes the expected value its own (a Linear that ignores its bias agrees with itself).
 LAYER_COMPUTES = {"forward", "__call__"}
+# What a subclass of such a layer may define of the names the layer holds: what sets it up. Any
+# other (a property `bias` that hands forward and the tests a detached copy, so the layer never
+# learns) answers for what the layer holds, read by its forward and by the tests alike.
+LAYER_SETUP = {"__init__", "extra_repr", "reset_parameters"}
 METACLASSES = {"type", "ABCMeta", "EnumMeta", "EnumType"}  # deriving from one makes a metaclass
 # Names of modules: an attribute of the notebook's own by that name (self.sys) never makes one
 # readable elsewhere (torch.sys, reached through a parameter the reading cannot resolve).

@@ -369,6 +369,15 @@ ROUTES = {
         "from torch import nn\nclass Dense(nn.Linear):\n    def __init__(self, a, b):\n"
         "        super().__init__(a, b)\n        self.forward = self.plain\n"
         "    def plain(self, x):\n        return x @ self.weight.T", "assigns self.forward as code in Dense"),
+    # Torch's forward and the tests both read the layer's weight and bias: a property of the subclass
+    # answers both with a detached copy, the values agree, and the layer never learns.
+    "a layer of torch's whose parameter a property stands in for": (
+        "from torch import nn\nclass Dense(nn.Linear):\n    @property\n    def bias(self):\n"
+        "        return dict(self.named_parameters(recurse=False))['bias'].detach()",
+        "a subclass of nn.Linear, its own bias"),
+    "the same, from a base of the notebook's": (
+        "from torch import nn\nclass Frozen:\n    @property\n    def weight(self):\n        return None\n"
+        "class Dense(Frozen, nn.Linear):\n    pass", "Frozen's own weight"),
 }
 
 
@@ -839,6 +848,10 @@ EVERYDAY = {
         "    def extra_repr(self):\n        return 'zeros'\n"
         "class Net(nn.Module):\n    def forward(self, x):\n        return x\n"
         "class Stack(nn.Sequential):\n    def forward(self, x):\n        return super().forward(x)"),
+    "a layer of torch's subclassed with an initialisation and a name of its own": (
+        "from torch import nn\nclass Dense(nn.Linear):\n    def reset_parameters(self):\n"
+        "        nn.init.zeros_(self.weight)\n        nn.init.zeros_(self.bias)\n"
+        "    @property\n    def fan_in(self):\n        return self.in_features"),
     "typing's aliases as hints": "from typing import Mapping, Sequence\n"
                                  "def total(xs: Sequence[float], w: Mapping[str, float]) -> float:\n"
                                  "    return sum(xs) * w['scale']",

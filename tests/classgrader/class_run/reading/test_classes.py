@@ -1,6 +1,6 @@
 """classes: a class of the notebook's that pretends: a tensor that is not torch's, its own
 dunders, a module that reports what it holds its own way or never sets its mode, a layer of
-torch's that computes its own way."""
+torch's that computes its own way or answers for a name the layer holds."""
 from classgrader.class_run import code_scan
 
 
@@ -34,3 +34,16 @@ def test_a_layer_of_torch_s_that_computes_its_own_way_is_a_finding_and_one_set_u
                          "        nn.init.zeros_(self.bias)") == ""
     # a module of its own computes its own way
     assert found(MODULE + "    def forward(self, x):\n        return x") == ""
+
+
+def test_a_layer_of_torch_s_whose_held_name_a_member_answers_for_is_a_finding():
+    layer = "from torch import nn\nclass Dense(nn.Linear):\n"
+    held_away = "    @property\n    def bias(self):\n        return None"
+    assert "a subclass of nn.Linear, its own bias" in found(layer + held_away)
+    assert "a subclass of nn.Linear, its own in_features" in found(layer + "    in_features = 3")
+    assert "a subclass of nn.BatchNorm1d, its own running_mean" in found(
+        "from torch import nn\nclass Norm(nn.BatchNorm1d):\n    @property\n"
+        "    def running_mean(self):\n        return None")
+    # what only sets it up, and a name of its own, are not
+    assert found(layer + "    def reset_parameters(self):\n        nn.init.zeros_(self.weight)\n"
+                         "    @property\n    def fan_in(self):\n        return self.in_features") == ""
