@@ -246,6 +246,24 @@ def flat_copy(t):
     t.data = t.data.clone()
     return flat
 """}, misconception="reshape-always-copies"),  # the result keeps t's memory; t is given new memory instead
+    Mutant("shares_storage/same-dtype-only", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    return a.dtype == b.dtype and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+"""}),  # a view that reads the memory as another dtype taken for memory of its own
+    Mutant("flat_copy/copy-if-contiguous", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    if t.is_contiguous():
+        return t.reshape(-1).clone()
+    return t.reshape(-1)
+"""}, misconception="reshape-always-copies"),  # copied only when contiguous: a strided view comes back shared
+    Mutant("centre_first_k/x-itself-when-k-zero", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    if k == 0:
+        return x
+    out = x.clone()
+    out[:, :k] -= x[:, :k].mean(dim=0)
+    return out
+"""}),  # no column to centre, so the caller's x itself comes back
 ]
 
 
