@@ -364,6 +364,84 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "epoch": int(epoch), "config": dataclasses.asdict(config)}, path)
 """}, misconception="optimizer-state-dropped"),  # the momentum is dropped from the caller's optimiser too
+    Mutant("save_checkpoint/model-moved-to-cpu", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    model.cpu()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),
+    Mutant("save_checkpoint/zero-grad-before-save", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    optimizer.zero_grad()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),
+    Mutant("save_checkpoint/model-in-eval-before-save", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    model.eval()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),
+    Mutant("load_checkpoint/copies-parameters-by-name", {"q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model().to(device)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(checkpoint["model"][name])
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+"""}),
+    Mutant("load_checkpoint/extra-keys-filtered", {"q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model().to(device)
+    wanted = model.state_dict()
+    model.load_state_dict({k: v for k, v in checkpoint["model"].items() if k in wanted})
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+"""}),
+    Mutant("load_checkpoint/model-left-in-eval", {"q2_load_checkpoint_answer": """
+def load_checkpoint(path, make_model, make_optimizer, device):
+
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model().to(device)
+    model.load_state_dict(checkpoint["model"])
+    model.eval()
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]
+"""}),
+    Mutant("load_untrusted/assumes-dict", {"q3_load_untrusted_answer": """
+import pickle
+def load_untrusted(path):
+    try:
+        data = torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"refusing {path}: {error}") from None
+    return {k: v for k, v in data.items()}
+"""}),
+    Mutant("load_untrusted/tensors-only", {"q3_load_untrusted_answer": """
+import pickle
+def load_untrusted(path):
+    try:
+        data = torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"refusing {path}: {error}") from None
+    plain = (torch.Tensor, dict, list, int, float, str)
+    if isinstance(data, dict) and not all(isinstance(v, plain) for v in data.values()):
+        raise ValueError("not plain data")
+    return data
+"""}),
+    Mutant("load_state_on/float-everything", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    state = torch.load(path, map_location=device, weights_only=True)
+    return {k: v.float() for k, v in state.items()}
+"""}),
 ]
 
 
