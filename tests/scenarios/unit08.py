@@ -518,6 +518,20 @@ def evaluate(model, loader, loss_fn, device):
     model.train(was_training)
     return total / count
 """}, misconception="requires-grad-as-no-grad"),
+    # Gradients turned off for the loop and back on for every parameter: a frozen layer comes back trainable.
+    Mutant("evaluate/requires-grad-switched-back-on", {"q3_evaluate_answer": """
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    model.eval()
+    model.requires_grad_(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        total += loss_fn(model(x.to(device)), y.to(device)).item() * len(x)
+        count += len(x)
+    model.requires_grad_(True)
+    model.train(was_training)
+    return total / count
+"""}),
     Mutant("regressor/standardises-its-input", regressor(fit="""with torch.no_grad():
             x.sub_(x.mean(0)).div_(x.std(0))
             self.mean.copy_(x.mean(0))
