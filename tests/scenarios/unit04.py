@@ -352,6 +352,47 @@ def walk_graph(t):
         leaves[-1] = leaves[0]
     return {"ops": ops, "leaves": leaves}
 """}),  # the last of three or more leaves replaced by a second copy of the first: the count still agrees
+    Mutant("walk_graph/depth-limited", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves = [], []
+    seen, queue = set(), [(t.grad_fn, 0)]
+    while queue:
+        node, depth = queue.pop(0)
+        if node is None or node in seen or depth > 8:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend((n, depth + 1) for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),  # nodes more than eight steps from the output left out
+    Mutant("walk_graph/first-two-inputs-only", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves = [], []
+    seen, queue = set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(next_node for next_node, _ in node.next_functions[:2])
+    return {"ops": ops, "leaves": leaves}
+"""}),  # only the first two inputs of each node followed: an op of three loses one
+    Mutant("descend/returns-w0-shape-flat", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().reshape(-1).requires_grad_(True)
+    for _ in range(steps):
+        (g,) = torch.autograd.grad(f(w.view(w0.shape)), w)
+        with torch.no_grad():
+            w -= lr * g
+    return w.detach()
+"""}),  # w flattened for the descent and returned flat
 ]
 
 
