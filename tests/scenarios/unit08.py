@@ -545,6 +545,21 @@ class BiaslessLinear(nn.Linear):
     def forward(self, x):
         return F.linear(x, self.weight)
 """ + regressor()["q1_regressor_answer"].replace("nn.Linear(", "BiaslessLinear(")}),  # biases registered, never added
+    # Zeroed after each step: the first step uses whatever gradients the model came with.
+    Mutant("train_epoch/zero-grad-after-step",
+           train_epoch(zero="", log="optimizer.zero_grad()\n        total += loss.item() * len(x)"),
+           misconception="grad-accumulates"),
+    # One save after the loop: a job killed during an epoch leaves no checkpoint of the epochs it finished.
+    Mutant("run/saves-only-at-end", with_default_run(
+        ("        torch.save(", "        pass  # ("), ("                    \"history\": history}, path)", ""),
+        ("    return history", '    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),\n'
+                               '                "epoch": history[-1]["epoch"], "config": config,\n'
+                               '                "history": history}, path)\n'
+                               "    return history"))),
+    # The notebook's DEVICE wherever run() was handed `device`.
+    Mutant("run/default-device-ignored", with_default_run(
+        ("map_location=device", "map_location=DEVICE"), (".to(device)", ".to(DEVICE)"),
+        ("optimizer, device)", "optimizer, DEVICE)"), ("F.mse_loss, device)", "F.mse_loss, DEVICE)"))),
 ]
 
 
