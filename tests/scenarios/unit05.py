@@ -421,6 +421,21 @@ def evaluate(model, loader, loss_fn):
     model.train(was_training)
     return total / count
 """}, misconception="requires-grad-as-no-grad"),
+    # Gradients turned off for the loop and back on for every parameter: a frozen layer comes back trainable.
+    Mutant("evaluate/requires-grad-switched-back-on", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    model.requires_grad_(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        total += loss_fn(model(x), y).item() * len(x)
+        count += len(x)
+    model.requires_grad_(True)
+    model.train(was_training)
+    return total / count
+"""}),
     Mutant("frozen_features/backbone-requires-grad-false", {"q3_frozen_features_answer": """
 def frozen_features(backbone, x):
     backbone.requires_grad_(False)
