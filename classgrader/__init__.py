@@ -23,7 +23,8 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |        sanitize and autograde passes as two conversions; the   |
       |        notebook is the only thing that crosses between them)   |
       |  autograde pass: isolated_execute.IsolatedExecute ------------+
-      |     - the grader's own run of the source notebook (once per course, source and grader,
+      |     - the source notebook's plan, read by the grader (source_plan.py), and
+      |       the grader's own run of it (once per course, source and grader,
       |       kept for every worker: reference_store.py) in a kernel no student code ever
       |       touched: which tests the solution passes judged outside (judge.py), the records
       |       of the tests that stay in the kernel, the checks their shadows pass
@@ -32,7 +33,7 @@ How a class is graded (`./course autograde ID`), process by process, and what ea
       |       with its records re-checked, shadowed where the solution's shadow checks anything
       |     - the student's notebook, cell by cell, in a fresh sandboxed fork (sandbox.py:
       |       allow-list filesystem, its own PID and network namespaces, a size-limited work
-      |       area, a uid of its own); after every cell the kernel's integrity audit
+      |       area (work_area.py), a uid of its own); after every cell the kernel's integrity audit
       |       (integrity.py) and its checks' records (autograder/trace.py) land in a records
       |       area the grader reads without following links
       |     - a test judged outside runs in the worker (judge.py) over the source's setup
@@ -67,7 +68,8 @@ Who runs what, as folders: cli.py and arguments.py (the command table, run by ./
 commands/ (generate, report, export, bundle and the nbgrader steps they use); class_run/ (the
 class run, its grade workers, triage, the reading of the student's code, flags, outcomes,
 progress, records.py with its own wires' lines and records); judging/ (in each worker: the
-execute step, the grader's own run of the solution (reference_run.py), the judge, the
+execute step, the work area it runs a notebook in, what it reads of the source
+(source_plan.py), the grader's own run of the solution (reference_run.py), the judge, the
 re-checks); kernels/ (the zygote, relays, kept kernels, sandbox, cgroups, accelerators);
 in_kernel/ (what a student's kernel imports, and all of classgrader it can see: the audit, the
 answer server, protocol.py with every message between grader and kernel, which both ends

@@ -143,7 +143,7 @@ class Answered(TypedDict):
 
 # -- the zygote's socket -------------------------------------------------------------------------
 class KernelWanted(TypedDict):
-    """relay -> zygote: the kernel to fork (isolated_execute.jail_spec's jail, or None)."""
+    """relay -> zygote: the kernel to fork (work_area.jail_spec's jail, or None)."""
     connection_file: str
     cwd: str
     env: dict[str, str]

@@ -2,7 +2,7 @@
 start_grading() prints ("cuda (NVIDIA H200)", "cpu (no accelerator found)").
 
     expected(jail)   what autograder.grading_device() picks in a grading kernel with that jail
-                     (isolated_execute.jail_spec's dict; None: an unconfined kernel), decided in
+                     (work_area.jail_spec's dict; None: an unconfined kernel), decided in
                      the grader from what the sandbox gives, without initialising CUDA here
     reported(nb)     what the kernel itself printed: the "Graded on:" line of the course's own
                      setup cell in the graded notebook, or None

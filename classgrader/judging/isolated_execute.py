@@ -1,9 +1,9 @@
 """nbgrader's Execute step, made safe for a class of hostile or broken notebooks.
 
 - Each notebook runs in a kernel forked from the warm zygote, in a sandbox jail, in a work area
-  of its own: a size-limited copy of the student's files that the grader never writes to and
-  only reads without following links. nbgrader's own folder (runtime/autograded), where root
-  writes the graded notebook, is never seen by the kernel.
+  of its own (work_area.py): a size-limited copy of the student's files that the grader never
+  writes to and only reads without following links. nbgrader's own folder (runtime/autograded),
+  where root writes the graded notebook, is never seen by the kernel.
 - A cell that kills the kernel, times out or is caught tampering costs only what depends on
   it: the kernel is replaced by a fresh one, the student's earlier cells are re-run, and
   grading goes on without that cell.
@@ -26,10 +26,6 @@ Flags go to resources["course_flags"] (saved by flags.SaveFlags) as (grade id or
 import asyncio
 import copy
 import os
-import secrets
-import shutil
-import sys
-import tempfile
 import time
 
 from nbclient import NotebookClient
@@ -42,20 +38,15 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Float
 
 from classgrader import time_limits
-from classgrader.class_run import staging
 from classgrader.in_kernel import protocol
-from classgrader.judging import answer_channel, judge, reference_run, routing, verify
+from classgrader.judging import answer_channel, judge, reference_run, routing, source_plan, verify
 from classgrader.judging.routing import Route
+from classgrader.judging.source_plan import SourcePlan
+from classgrader.judging.work_area import WorkArea
 from classgrader.kernels import kernel_memory, sandbox
-from classgrader.kernels.kernel_zygote import ZYGOTE_ENV
 from classgrader.kernels.warm_kernel import WarmKernelManager
 
 AUDIT = "import classgrader.in_kernel.integrity as _course_integrity; _course_integrity.audit()"
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-class SandboxUnavailable(RuntimeError):
-    pass
 
 
 def _findings(entries):
@@ -68,77 +59,16 @@ def _error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-def allowed_paths() -> list[str]:
-    """All a grading kernel sees of the machine besides its work area, /tmp, /dev/shm, a few
-    devices and its own /proc: the Python environment, the system libraries it loads, and the
-    check library and the grader's kernel half (classgrader/in_kernel). Not the course (source/,
-    runtime/), not the rest of the grader, not /root or /home, nothing else."""
-    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), "/usr",
-             "/etc/ld.so.cache", "/etc/localtime"}
-    paths |= {os.path.join(REPO, *package) for package in (("autograder",), ("utils",), ("classgrader", "in_kernel"))}
-    return sorted(p for p in paths if os.path.exists(p))
-
-
-def jail_spec(workdir: str, limits=None, user=None) -> dict:
-    """The jail for a grading kernel, as the zygote takes it; workdir is a work area made for
-    `user` (sandbox.make_workarea), whose contents are given to it here."""
-    jail = sandbox.Jail(workdir=workdir, expose=tuple(allowed_paths()), limits=sandbox.Limits(**(limits or {})),
-                        user=user or sandbox.private_user())
-    sandbox.prepare(jail)
-    return {"workdir": jail.workdir, "expose": list(jail.expose), "limits": dict(limits or {}), "user": jail.user}
-
-
-def copy_regular_files(source: str, target: str) -> None:
-    """Copy the student's files (not the notebooks: the graded one holds the hidden tests) into
-    the work area: regular files and folders only, following nothing (staging.py)."""
-    staging.copy_tree(source, target, skip=lambda relative: relative.endswith(".ipynb"))
-
-
-RECORDS = ".grading"  # in the work area: where each kernel's record folder is made
 # Kernels a student's answers may lose while the grader asks them (a function that hangs past
 # an interrupt, or kills its kernel): each costs a fresh kernel and a re-run of every kept cell,
 # so after this many the rest of the notebook is left ungraded (flagged) instead.
 MAX_LOST_KERNELS = 2
-OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_private_mounts: list[bool] = []  # done once per process: see IsolatedExecute._workarea
-_plans: dict[tuple[str, int], "SourcePlan"] = {}  # (source notebook path, its bytes' hash) -> its plan, per process
-_references: dict[tuple[str, int], reference_run.Reference] = {}  # the same key -> the grader's own run's Reference
+# A source plan's key (source_plan.read's) -> the grader's own run of that source, per process.
+_references: dict[tuple[str, int], reference_run.Reference] = {}
 
 
 # The cell nbclient is told it waits on while the kernel answers a test judged in the grader.
 ANSWERING = NotebookNode(cell_type="code", source="(the grader's questions)", metadata={}, outputs=[])
-
-
-class SourcePlan:
-    """What the grader takes from the source notebook itself, never from a submission: its
-    setup and helper cells, the names its answer cells define, and each test's full code and
-    cell (whose metadata may set its route: routing.requested, checked here, before any kernel)."""
-
-    # Where it was read from, set by IsolatedExecute._plan: its key in _plans, its path, its bytes.
-    key: tuple[str, int]
-    path: str
-    data: bytes
-
-    def __init__(self, nb):
-        self.setup, self.answers, self.tests, self.cells = [], set(), {}, {}
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or not meta:
-                continue
-            if meta.get("solution"):
-                self.answers |= judge.defined_names(_without_markers(cell.source))
-            elif meta.get("grade"):
-                routing.requested(cell)
-                self.tests[meta.get("grade_id")] = cell.source
-                self.cells[meta.get("grade_id")] = cell
-            elif meta.get("locked"):
-                self.setup.append(cell.source)
-        # A name the course's own cells define is never the student's to answer with.
-        self.answers -= set().union(set(), *(judge.defined_names(code) for code in self.setup))
-
-
-def _without_markers(code: str) -> str:
-    return "\n".join(line for line in code.splitlines() if "### BEGIN" not in line and "### END" not in line)
 
 
 class IsolatedExecute(Execute):
@@ -150,7 +80,7 @@ class IsolatedExecute(Execute):
                                    "cells are left ungraded and flagged (0: time_limits.STUDENT_TIMEOUTS cell "
                                    "timeouts)").tag(config=True)
 
-    trace_dir: str  # the kernel's record folder, as the kernel sees it (_new_trace_dir)
+    area: WorkArea  # the notebook's work area, while it runs (_execute)
 
     def preprocess(self, nb, resources, km=None):
         """Grade a student's notebook against the grader's own run of its source (the reference)."""
@@ -180,25 +110,15 @@ class IsolatedExecute(Execute):
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self.flags = [(None, reason) for reason in nb.metadata.pop("course_flags", [])]
-        self.cwd, user = self._workarea()
-        self.disk_full, self.jail = False, None
-        self.trace_fd: int | None = None
-        self.area_fd: int | None = None
-        self.records_fd: int | None = None
+        self.area = WorkArea(self.use_sandbox, self.limits, self.log)
         try:
-            copy_regular_files(os.path.abspath(resources.get("metadata", {}).get("path") or "."), self.cwd)
-            self.area_fd = os.open(self.cwd, OPEN_FOLDER)
-            self.jail = jail_spec(self.cwd, self.limits, user) if user else None
-            self._records_area()
+            self.area.fill(os.path.abspath(resources.get("metadata", {}).get("path") or "."))
             run_sync(self._run_notebook)()
         finally:
             run_sync(self._stop)()
             if self.judge is not None:
                 self.judge.close()
-            for fd in (self.trace_fd, self.records_fd, self.area_fd):
-                if fd is not None:
-                    os.close(fd)
-            self._remove_workarea()
+            self.area.close()
 
     def _cell_timeout(self):
         return self.timeout
@@ -215,7 +135,7 @@ class IsolatedExecute(Execute):
         (graded_device.py), for flags.csv and the class report; a kernel that reported another
         device (a student's cell rewrote the course's line, or the kernel saw another) is flagged."""
         from classgrader.judging import graded_device
-        device = graded_device.expected(self.jail)
+        device = graded_device.expected(self.area.jail)
         resources["course_device"] = device
         said = graded_device.reported(self.nb)
         if said is not None and said.split()[0] != device.split()[0]:
@@ -223,24 +143,7 @@ class IsolatedExecute(Execute):
                                      f"it {device}"))
 
     def _plan(self, resources) -> SourcePlan | None:
-        """The source notebook of what is graded, read by the grader; None outside nbgrader, or
-        when the source is not there."""
-        info = resources.get("nbgrader", {})
-        if not info.get("assignment") or not info.get("notebook"):
-            return None
-        course = CourseDirectory(config=self.config)
-        path = os.path.join(course.format_path(course.source_directory, ".", info["assignment"]),
-                            f"{info['notebook']}.ipynb")
-        if not os.path.isfile(path):
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read()
-        key = (path, hash(data))
-        if key not in _plans:  # read once per worker and notebook, not once per student
-            import nbformat
-            plan = _plans[key] = SourcePlan(nbformat.reads(data.decode("utf-8"), as_version=4))
-            plan.key, plan.path, plan.data = key, path, data
-        return _plans[key]
+        return source_plan.read(self.config, resources)
 
     def _reference(self, plan) -> reference_run.Reference | None:
         """The grader's own run of the source notebook (reference_run.py): once per course,
@@ -270,79 +173,22 @@ class IsolatedExecute(Execute):
                 progress.prepared()
         return _references[plan.key]
 
-    # -- the sandbox ------------------------------------------------------------------------
-    def _workarea(self) -> tuple[str, str | None]:
-        """(a fresh work area, the kernel's user, or None without a sandbox). With a sandbox, a
-        size-limited tmpfs of the kernel's own; the grader writes nothing in it once the kernel
-        runs, and nothing the kernel does there reaches runtime/ or the submitted files."""
-        if not self.use_sandbox:
-            self.log.warning("Grading WITHOUT a sandbox: student code runs with the grader's rights.")
-            return tempfile.mkdtemp(prefix="course-kernel-"), None
-        reason = sandbox.unavailable_reason()
-        if reason:
-            raise SandboxUnavailable(
-                f"Cannot grade safely: {reason} Grade as root on Linux, or opt out explicitly with "
-                "COURSE_SANDBOX=off (student code then runs with your rights).")
-        if not os.environ.get(ZYGOTE_ENV) and not _private_mounts:
-            # This process will start its own zygote: let both share mounts nobody else sees.
-            sandbox.private_mounts()
-            _private_mounts.append(True)
-        user = sandbox.private_user()
-        return sandbox.make_workarea(sandbox.Limits(**self.limits), user), user
-
-    def _remove_workarea(self) -> None:
-        if not self.use_sandbox:
-            shutil.rmtree(self.cwd, ignore_errors=True)  # fd-based: follows no link the kernel left
-        else:
-            sandbox.remove_workarea(self.cwd)
-
     def _check_disk(self, grade_id) -> None:
         """Flag, once, a kernel that filled its work area: only its own cells could suffer."""
-        if self.disk_full or self.jail is None:
-            return
-        if self.area_fd is None:
-            raise RuntimeError("the work area's disk was checked before the work area was open")
-        info = os.statvfs(self.area_fd)
-        if info.f_bavail * info.f_frsize < 2**20 or info.f_favail < 16:
-            self.disk_full = True
+        if self.area.newly_full():
             limits = sandbox.Limits(**self.limits)
             self.flags.append((grade_id, f"disk quota: the notebook filled its working area "
                                          f"({limits.disk_bytes // 2**20} MiB, {limits.disk_files} files)"))
 
     # -- kernels ----------------------------------------------------------------------------
     def create_kernel_manager(self):
-        self.km = WarmKernelManager(config=self.config, jail=self.jail, trace_dir=self.trace_dir)
+        self.km = WarmKernelManager(config=self.config, jail=self.area.jail, trace_dir=self.area.trace_dir)
         return self.km
 
-    def _records_area(self) -> None:
-        """RECORDS in the work area, made before any kernel runs: root's own tmpfs (a mount point
-        the kernel can neither fill from its work area nor move), holding one folder per kernel."""
-        os.mkdir(RECORDS, 0o711, dir_fd=self.area_fd)
-        self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)
-        if self.jail:
-            sandbox.mount_records_area(self.records_fd, sandbox.Limits(**self.limits))
-            os.close(self.records_fd)
-            self.records_fd = os.open(RECORDS, OPEN_FOLDER, dir_fd=self.area_fd)  # the tmpfs's root
-
-    def _new_trace_dir(self) -> None:
-        """A fresh folder for this kernel's check records and sockets, under a name no earlier
-        kernel could guess; the last kernel's goes first (its processes all ended with it, and
-        removal goes by folder descriptors, following no link). Read back through the folder
-        descriptor taken here, each file opened without following links (verify.read_records)."""
-        if self.trace_fd is not None:
-            os.close(self.trace_fd)
-            shutil.rmtree(os.path.basename(self.trace_dir), dir_fd=self.records_fd, ignore_errors=True)
-        name = secrets.token_hex(8)
-        os.mkdir(name, 0o700, dir_fd=self.records_fd)
-        self.trace_fd = os.open(name, OPEN_FOLDER, dir_fd=self.records_fd)
-        if self.jail:
-            os.fchown(self.trace_fd, *sandbox._account(self.jail["user"]))
-        self.trace_dir = os.path.join(self.cwd, RECORDS, name)
-
     async def _start(self):
-        self._new_trace_dir()
+        self.area.new_trace_dir()
         self.create_kernel_manager()
-        await self.async_start_new_kernel(cwd=self.cwd)
+        await self.async_start_new_kernel(cwd=self.area.path)
         await self.async_start_new_kernel_client()
         reply = await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
         self.nb.metadata["language_info"] = reply["content"]["language_info"]
@@ -365,7 +211,7 @@ class IsolatedExecute(Execute):
             for index in kept:
                 if self._out_of_budget():
                     return dropped
-                before = set(os.listdir(self.trace_fd))
+                before = set(os.listdir(self.area.trace_fd))
                 outcome = await self._run(copy.deepcopy(self.nb.cells[index]), index)
                 if outcome is not None or _findings(self._new_records(before)) != []:
                     dropped.append(index)
@@ -388,7 +234,7 @@ class IsolatedExecute(Execute):
 
     async def _audit(self):
         """What integrity.audit() found (a list, empty when clean), or None when it never reported."""
-        before = set(os.listdir(self.trace_fd))
+        before = set(os.listdir(self.area.trace_fd))
         try:
             msg_id = await ensure_async(self.kc.execute(AUDIT, silent=True, store_history=False))
             await self.async_wait_for_reply(msg_id)
@@ -408,9 +254,9 @@ class IsolatedExecute(Execute):
             pass  # the test cell meets the same kernel next, and says what happened
 
     def _new_records(self, before):
-        fresh = [name for name in os.listdir(self.trace_fd) if name not in before]
+        fresh = [name for name in os.listdir(self.area.trace_fd) if name not in before]
         try:
-            return verify.read_records(fresh, dir_fd=self.trace_fd)
+            return verify.read_records(fresh, dir_fd=self.area.trace_fd)
         except Exception as error:  # an unreadable record is itself a reason to distrust
             return [{"kind": "unreadable", "name": str(error), "got": {}, "expected": {}, "options": {}}]
 
@@ -444,7 +290,7 @@ class IsolatedExecute(Execute):
                 continue
             if is_test:
                 await self._seed_before_test(grade_id)
-            before = set(os.listdir(self.trace_fd))
+            before = set(os.listdir(self.area.trace_fd))
             failure = await self._run(cell, index)
             self._check_disk(grade_id)
             if failure:
@@ -510,7 +356,7 @@ class IsolatedExecute(Execute):
         intact and only this test is lost (the KernelLost says so: kernel_alive)."""
         seconds = self._grader_seconds()
         self._channel = channel = answer_channel.AnswerChannel(
-            self.records_fd, os.path.join(self.cwd, RECORDS), seconds, seed,
+            self.area.records_fd, self.area.records_path, seconds, seed,
             per_answer=time_limits.seconds(self.timeout))
         serving = asyncio.ensure_future(self._serve(channel))
         testing = asyncio.ensure_future(asyncio.to_thread(work, code))

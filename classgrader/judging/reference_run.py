@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         named here, not imported: that module imports this one."""
         log: Any
         flags: list
-        plan: Any  # isolated_execute.SourcePlan, or None for a notebook without one
+        plan: Any  # source_plan.SourcePlan, or None for a notebook without one
         timeout: int | None
         lost_kernels: int
 
@@ -60,7 +60,7 @@ class ReferenceRun(_Host):
     IsolatedExecute's own). Which route each test takes is routing.route's, in both runs."""
 
     def establish(self, plan) -> Reference:
-        """Run the source notebook `plan` (isolated_execute.SourcePlan) was read from."""
+        """Run the source notebook `plan` (source_plan.SourcePlan) was read from."""
         import nbformat
         self.outside: set[str] = set()
         self.records: dict[str, list] = {}

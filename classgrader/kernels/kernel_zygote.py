@@ -148,7 +148,7 @@ def _become_kernel(request: protocol.KernelWanted) -> None:
 
 
 def jail_of(request: protocol.KernelWanted):
-    """The sandbox.Jail a request's "jail" (isolated_execute.jail_spec's dict) describes."""
+    """The sandbox.Jail a request's "jail" (work_area.jail_spec's dict) describes."""
     from classgrader.kernels import sandbox
     spec = dict(request["jail"] or {})
     limits = sandbox.Limits(**spec.pop("limits", {}))

@@ -13,6 +13,7 @@ from classgrader import time_limits
 from classgrader.in_kernel import protocol
 from classgrader.judging import isolated_execute, judge, reference_run
 from classgrader.judging.routing import Observed, Route
+from classgrader.judging.source_plan import SourcePlan
 
 SOURCE = [
     ("setup", {"locked": True}, "import torch"),
@@ -26,7 +27,7 @@ SOURCE = [
 def own_run() -> isolated_execute.OwnRun:
     """The reference's part, as OwnRun runs it, with its plan and judge, before any kernel."""
     cells = [nbformat.v4.new_code_cell(code, metadata={"nbgrader": meta}) for _, meta, code in SOURCE]
-    plan = isolated_execute.SourcePlan(nbformat.v4.new_notebook(cells=cells))
+    plan = SourcePlan(nbformat.v4.new_notebook(cells=cells))
     run = isolated_execute.OwnRun(config=Config())
     run.plan, run.flags, run.lost_kernels, run.given_up = plan, [], 0, None
     run.outside, run.records, run.shadows, run.incomplete, run.observed = set(), {}, {}, {}, {}

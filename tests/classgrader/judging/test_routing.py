@@ -9,6 +9,7 @@ from traitlets.config import Config
 from classgrader.judging import isolated_execute, routing
 from classgrader.judging.remote import JUDGE_MODULE
 from classgrader.judging.routing import Observed, Route
+from classgrader.judging.source_plan import SourcePlan
 from classgrader.kernels import sandbox
 
 SETUP = "import torch\nfrom autograder import check_tensor, check_value"
@@ -50,14 +51,14 @@ def test_the_source_cells_metadata_decides_over_what_the_grader_saw():
 def test_a_route_there_is_not_is_one_error_naming_the_cell_before_any_kernel():
     with pytest.raises(routing.BadRoute, match=r"test cell 'values': metadata course.route is 'grader'; "
                                                r"it may be 'outside' or 'kernel'"):
-        isolated_execute.SourcePlan(source({"values": "grader"}))
+        SourcePlan(source({"values": "grader"}))
 
 
-def plan_of(nb, folder) -> isolated_execute.SourcePlan:
+def plan_of(nb, folder) -> SourcePlan:
     path = folder / "routes.ipynb"
     nbformat.write(nb, path)
     data = path.read_bytes()
-    plan = isolated_execute.SourcePlan(nbformat.reads(data.decode(), as_version=4))
+    plan = SourcePlan(nbformat.reads(data.decode(), as_version=4))
     plan.key, plan.path, plan.data = (str(path), hash(data)), str(path), data
     return plan
 

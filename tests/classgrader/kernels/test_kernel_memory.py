@@ -91,7 +91,7 @@ def test_without_a_process_nothing_is_measured():
 @pytest.mark.skipif(sandbox.unavailable_reason() is not None and not IN_CI,
                     reason="needs a sandbox (root on Linux)")
 def test_a_jailed_grading_kernel_is_measured_from_outside(tmp_path, covered):
-    from classgrader.judging.isolated_execute import jail_spec
+    from classgrader.judging.work_area import jail_spec
     from classgrader.kernels.kernel_zygote import Zygote
     from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
     zygote = Zygote()

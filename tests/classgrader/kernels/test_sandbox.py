@@ -319,9 +319,9 @@ def test_only_the_allowed_paths_are_there(tmp_path, make_jail, covered):
 
 
 def test_of_the_grader_a_kernel_sees_only_its_kernel_half(tmp_path, make_jail, covered):
-    """The grader's own allow-list (isolated_execute.allowed_paths): of classgrader/ a kernel sees
+    """The grader's own allow-list (work_area.allowed_paths): of classgrader/ a kernel sees
     classgrader/in_kernel and nothing else; the judge, the class run and the sandbox stay outside."""
-    from classgrader.judging import isolated_execute
+    from classgrader.judging import work_area
     grader = REPO / "classgrader"
     outside = sorted(str(p.relative_to(grader)) for p in grader.rglob("*.py"))
     assert any(not name.startswith("in_kernel/") for name in outside)  # there is more to hide
@@ -331,7 +331,7 @@ def test_of_the_grader_a_kernel_sees_only_its_kernel_half(tmp_path, make_jail, c
                  for name in files if name.endswith(".py")]
         return {"classgrader": sorted(found), "source": (REPO / "source").exists()}
 
-    _, report = run_sandboxed(make_jail(tmp_path, expose=isolated_execute.allowed_paths()), inside)
+    _, report = run_sandboxed(make_jail(tmp_path, expose=work_area.allowed_paths()), inside)
     assert report["classgrader"] == [name for name in outside if name.startswith("in_kernel/")], report
     assert "in_kernel/integrity.py" in report["classgrader"] and not report["source"], report
     covered("of the grader, a kernel sees only classgrader/in_kernel (the audit, the answer server, the protocol)")

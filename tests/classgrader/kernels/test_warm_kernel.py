@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from classgrader.judging.isolated_execute import jail_spec
+from classgrader.judging.work_area import jail_spec
 from classgrader.kernels import cgroup, sandbox
 from classgrader.kernels.kernel_zygote import Zygote
 from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
