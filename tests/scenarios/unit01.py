@@ -274,6 +274,10 @@ def same_after_rounding(value, observed, dtype):
 def same_after_rounding(value, observed, dtype):
     return abs(torch.tensor(value, dtype=dtype).item()) == abs(observed)
 """}),  # the sign left out of the comparison
+    Mutant("channel_means/view-flat", {"q3_channel_means_answer": """
+def channel_means(img):
+    return img.view(-1, img.shape[-1]).float().mean(dim=0)
+"""}),  # view() of the pixels: a crop's strides allow no such view
 ]
 
 
