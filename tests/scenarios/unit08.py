@@ -545,6 +545,9 @@ class BiaslessLinear(nn.Linear):
     def forward(self, x):
         return F.linear(x, self.weight)
 """ + regressor()["q1_regressor_answer"].replace("nn.Linear(", "BiaslessLinear(")}),  # biases registered, never added
+    # The notebook's DEVICE instead of the device handed in: moved, and kept, but to the wrong device.
+    Mutant("train_epoch/global-device", train_epoch(move="x, y = x.to(DEVICE), y.to(DEVICE)"),
+           misconception="batch-not-moved"),
     # Zeroed after each step: the first step uses whatever gradients the model came with.
     Mutant("train_epoch/zero-grad-after-step",
            train_epoch(zero="", log="optimizer.zero_grad()\n        total += loss.item() * len(x)"),
