@@ -88,7 +88,9 @@ def test_the_graders_own_runs_decide_which_tests_it_judges_itself(covered):
     assert incomplete == {}, "the grader's own run of the solution established every test"
     assert {"q1_broadcast_shape_tests", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests"} <= outside
     assert "q4_flat_copy_tests" not in outside and "q4_flat_copy_tests" in observed  # it looks at data_ptr
-    assert "q3_shares_storage_tests" in outside  # views cross pickled together, their storage shared
+    # The solution fails it outside (a view read as another dtype does not cross as the same memory):
+    # the grader's own run sends it into the kernel, where its records are re-checked and it is shadowed.
+    assert "q3_shares_storage_tests" in observed and "q3_shares_storage_tests" in shadows
     assert not outside & set(observed), "a test judged in both places"
     # Each test left in the kernel is paired with the value checks the grader can make itself.
     assert set(shadows) <= set(observed) and {"q2_mse_loss_safe_tests", "q4_flat_copy_tests"} <= set(shadows)
