@@ -580,6 +580,23 @@ def ema_update(ema_model, model, decay):
     for e, m in zip(ema_model.parameters(), model.parameters()):
         e.data = decay * e.data + (1 - decay) * m.data
 """}),
+    Mutant("evaluate/grad-switched-off-globally", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+        count += len(x)
+    model.train(was_training)
+    return total / count
+"""}),
+    Mutant("frozen_features/grad-off-globally", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    torch.set_grad_enabled(False)
+    return backbone(x)
+"""}),
 ]
 
 

@@ -548,6 +548,8 @@ class BiaslessLinear(nn.Linear):
     # The notebook's DEVICE instead of the device handed in: moved, and kept, but to the wrong device.
     Mutant("train_epoch/global-device", train_epoch(move="x, y = x.to(DEVICE), y.to(DEVICE)"),
            misconception="batch-not-moved"),
+    # no_grad switched on for good with torch.set_grad_enabled(False): the caller can no longer train.
+    Mutant("evaluate/grad-off-globally", evaluate(eval="model.eval(); torch.set_grad_enabled(False)")),
     # Zeroed after each step: the first step uses whatever gradients the model came with.
     Mutant("train_epoch/zero-grad-after-step",
            train_epoch(zero="", log="optimizer.zero_grad()\n        total += loss.item() * len(x)"),
