@@ -550,6 +550,9 @@ class BiaslessLinear(nn.Linear):
            misconception="batch-not-moved"),
     # no_grad switched on for good with torch.set_grad_enabled(False): the caller can no longer train.
     Mutant("evaluate/grad-off-globally", evaluate(eval="model.eval(); torch.set_grad_enabled(False)")),
+    # stop_after counted in epochs run since the resume, not as the epoch number.
+    Mutant("run/stop-after-counted-from-resume",
+           with_default_run(("epoch >= stop_after", "epoch - done >= stop_after"))),
     # Zeroed after each step: the first step uses whatever gradients the model came with.
     Mutant("train_epoch/zero-grad-after-step",
            train_epoch(zero="", log="optimizer.zero_grad()\n        total += loss.item() * len(x)"),
