@@ -264,6 +264,11 @@ def centre_first_k(x, k):
     out[:, :k] -= x[:, :k].mean(dim=0)
     return out
 """}),  # no column to centre, so the caller's x itself comes back
+    Mutant("flat_copy/small-only", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    flat = t.reshape(-1)
+    return flat.clone() if flat.numel() <= 24 else flat
+"""}, misconception="reshape-always-copies"),  # copies only tensors as small as the examples
 ]
 
 
