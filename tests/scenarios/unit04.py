@@ -393,6 +393,21 @@ def descend(f, w0, lr, steps):
             w -= lr * g
     return w.detach()
 """}),  # w flattened for the descent and returned flat
+    Mutant("walk_graph/first-four-leaves", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, stack = [], [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        stack.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves[:4]}
+"""}),  # no more leaves kept than the small graphs have
 ]
 
 
