@@ -335,6 +335,9 @@ _RAW_ERRORS = [
     (("not compiled with cuda", "no cuda gpus", "cuda driver", "found no nvidia"), "device",
      "your code asked for a CUDA device by name, which the grading machine does not have: take the "
      "device from the argument you are given or from the input tensor (x.device), never write 'cuda'"),
+    (("cannot copy out of meta",), "device",
+     "your code took values off the meta device the checks ran it on (.cpu(), .numpy(), .item(), .tolist(), "
+     "or a copy into a tensor made on another device): keep every tensor on the input's device"),
     (("expected all tensors to be on the same device", "device mismatch", "devices", "device type",
       "meta device", "different device", "expected device", "tensor on device"), "device",
      "two tensors that meet in one operation are on different devices: every tensor an operation "

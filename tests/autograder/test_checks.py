@@ -897,6 +897,9 @@ def test_a_device_mismatch_is_a_device_problem():
                          "cuda:0 and cpu!")
     assert ": wrong device," in explain_error(error)
     assert explain_error(ValueError("3 predictions against 4 targets")) is None
+    with pytest.raises(NotImplementedError) as meta_error:
+        torch.zeros(3, device="meta").cpu()  # values taken off meta, which has none
+    assert ": wrong device, your code took values off the meta device" in explain_error(meta_error.value)
 
 
 def test_checks_own_errors_and_unexplained_ones_pass_through_untouched():
