@@ -127,6 +127,9 @@ class ClassReading(CallReading):
         """self.parameters = ... in the constructor of a module or optimiser of the notebook's:
         the object's own attribute stands in for the method the tests call to list what it holds;
         self.forward = ... in a subclass of a layer of torch's, for what the layer computes."""
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                target.value.id in self.notebook.class_bases and target.value.id not in self.notebook.imported:
+            self._member_written(target)
         if not (isinstance(target, ast.Attribute) and target.attr in SELF_REPORTS | LAYER_COMPUTES and
                 self._in_constructor() and is_self(target.value, self) and self._is_code(value)):
             return
@@ -143,6 +146,19 @@ class ClassReading(CallReading):
         if reporting:
             self.note(target, f"assigns {ast.unparse(target)} as code, where the tests call it to see what a "
                               f"{reporting} holds")
+
+    def _member_written(self, target: ast.Attribute) -> None:
+        """Dense.bias = property(...) after the class's body: a member as the body would define it,
+        held to the same rules (whatever the value: a property is no code the reading can see)."""
+        owner = target.value.id  # type: ignore[attr-defined]
+        layer = self._layer_class(owner)
+        if layer and target.attr in LAYER_COMPUTES | _layer_holds(resolve(self.full(layer))):
+            self.note(target, f"assigns {owner}.{target.attr}, a member of {owner}, a subclass of {layer}, "
+                              + _layer_taken(layer, target.attr))
+            return
+        reporting = self._reporting_class(owner)
+        if reporting and target.attr in SELF_REPORTS:
+            self.note(target, f"assigns {owner}.{target.attr}, which the tests read to see what a {reporting} holds")
 
 
 def _calls_super(item, name: str) -> bool:

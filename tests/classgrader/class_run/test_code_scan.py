@@ -378,6 +378,12 @@ ROUTES = {
     "the same, from a base of the notebook's": (
         "from torch import nn\nclass Frozen:\n    @property\n    def weight(self):\n        return None\n"
         "class Dense(Frozen, nn.Linear):\n    pass", "Frozen's own weight"),
+    "the same, assigned onto the class after its body": (
+        "from torch import nn\nclass Dense(nn.Linear):\n    pass\nDense.bias = property(lambda self: None)",
+        "assigns Dense.bias, a member of Dense, a subclass of nn.Linear"),
+    "what a module reports, assigned onto its class after the body": (
+        "from torch import nn\nclass Net(nn.Module):\n    pass\nNet.parameters = property(lambda self: None)",
+        "assigns Net.parameters, which the tests read"),
 }
 
 
@@ -848,6 +854,9 @@ EVERYDAY = {
         "    def extra_repr(self):\n        return 'zeros'\n"
         "class Net(nn.Module):\n    def forward(self, x):\n        return x\n"
         "class Stack(nn.Sequential):\n    def forward(self, x):\n        return super().forward(x)"),
+    "a class attribute of the notebook's own set after its body": (
+        "from torch import nn\nclass Net(nn.Module):\n    pass\nNet.scale = 2.0\n"
+        "class Config:\n    pass\nConfig.lr = 0.1"),
     "a layer of torch's subclassed with an initialisation and a name of its own": (
         "from torch import nn\nclass Dense(nn.Linear):\n    def reset_parameters(self):\n"
         "        nn.init.zeros_(self.weight)\n        nn.init.zeros_(self.bias)\n"

@@ -47,3 +47,10 @@ def test_a_layer_of_torch_s_whose_held_name_a_member_answers_for_is_a_finding():
     # what only sets it up, and a name of its own, are not
     assert found(layer + "    def reset_parameters(self):\n        nn.init.zeros_(self.weight)\n"
                          "    @property\n    def fan_in(self):\n        return self.in_features") == ""
+
+
+def test_a_member_assigned_onto_the_class_after_its_body_meets_the_same_rules():
+    assert "assigns Dense.bias, a member of Dense, a subclass of nn.Linear" in found(
+        "from torch import nn\nclass Dense(nn.Linear):\n    pass\nDense.bias = property(lambda self: None)")
+    assert "assigns Net.state_dict, which the tests read" in found(MODULE + "    pass\nNet.state_dict = property(dict)")
+    assert found(MODULE + "    pass\nNet.scale = 2.0") == ""
