@@ -503,10 +503,12 @@ HONEST_BUT_FLAGGED = {
 
 
 # What a wrong answer of the course may be flagged for: unpickling (the misconceptions that are
-# such means themselves), a mutant's reach past the list (a private attribute, setattr), and a
-# subclass of a torch layer with its own forward (06's and 08's Linear that ignores its bias).
+# such means themselves), a mutant's reach past the list (a private attribute, setattr), a
+# subclass of a torch layer with its own forward (06's and 08's Linear that ignores its bias), and
+# grad mode switched for the rest of the session.
 WRONG_ANSWERS_FLAGGED_FOR = ("unpickles", "safe_globals", "setattr", "not on the course's list",
                             "writes in place into",  # an answer that changes its input (descend's w0)
+                            "for the rest of the session",  # grad mode switched off globally (05's, 08's evaluate)
                             "where the tests take a nn.")
 
 
