@@ -352,9 +352,13 @@ _RAW_ERRORS = [
      "two tensors that meet in one operation have dtypes it does not mix, an in-place or out= "
      "result does not fit its tensor's dtype, or the operation does not exist for that dtype: "
      "check each tensor's .dtype"),
+    # Before the shape entry: the shape asked for may be right, and the memory's order is what refuses it.
+    (("view size is not compatible",), "shape for its memory layout",
+     "view() reads a tensor's memory in order, and this tensor's elements are not laid out in the order "
+     "the new shape reads them (a transpose, permute, expand or step slice came first): .reshape() copies "
+     "when it must, .contiguous() makes an ordered copy"),
     (("shape", "size of tensor", "sizes of tensors", "cannot be multiplied", "must match the size",
-      "dimension out of range", "invalid for input of size", "view size is not compatible",
-      "size mismatch"), "shape",
+      "dimension out of range", "invalid for input of size", "size mismatch"), "shape",
      "the shapes of the tensors in one operation do not fit together: print each tensor's .shape "
      "just before the line that fails"),
 ]

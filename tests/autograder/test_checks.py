@@ -902,6 +902,15 @@ def test_a_device_mismatch_is_a_device_problem():
     assert ": wrong device, your code took values off the meta device" in explain_error(meta_error.value)
 
 
+def test_a_view_of_memory_out_of_order_is_told_about_the_layout_not_mismatched_shapes():
+    from autograder.checks import explain_error
+    with pytest.raises(RuntimeError) as refused:
+        torch.zeros(3, 4).t().view(12)  # 12 elements: the shape fits, the memory's order does not
+    said = explain_error(refused.value)
+    assert ": wrong shape for its memory layout, view() reads a tensor's memory in order" in said
+    assert "do not fit together" not in said
+
+
 def test_checks_own_errors_and_unexplained_ones_pass_through_untouched():
     from autograder.checks import explained_errors
     with pytest.raises(GradingError, match=r"^x: wrong value"), explained_errors():
