@@ -113,6 +113,15 @@ def save_checkpoint(path, model, optimizer, epoch, config):
                 "config": settings}, path)
 ''',
     }),
+    # The model's state copied to the CPU before saving, the model itself left where it is.
+    Scenario("alternative_e", answers={
+        "q1_save_checkpoint_answer": '''
+def save_checkpoint(path, model, optimizer, epoch, config):
+    state = {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
+    torch.save({"model": state, "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+''',
+    }),
     Scenario("model_not_moved", answers={
         "q2_load_checkpoint_answer": """
 def load_checkpoint(path, make_model, make_optimizer, device):
@@ -441,6 +450,11 @@ def load_untrusted(path):
 def load_state_on(path, device):
     state = torch.load(path, map_location=device, weights_only=True)
     return {k: v.float() for k, v in state.items()}
+"""}),
+    Mutant("save_checkpoint/model-to-cpu-string", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.to("cpu").state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
 """}),
 ]
 
