@@ -646,7 +646,7 @@ import autograder
 
 def rig(library):  # a machine with both is pretended to have CUDA alone
     real = library.pretend_accelerators
-    library.pretend_accelerators = lambda cuda=False, mps=False: real(cuda=cuda, mps=mps and not cuda)
+    library.pretend_accelerators = lambda cuda=False, mps=False, **more: real(cuda=cuda, mps=mps and not cuda, **more)
 
 rig(autograder)
 ''' + _BLIND_AUDIT
