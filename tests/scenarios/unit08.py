@@ -239,6 +239,9 @@ def evaluate(model, loader, loss_fn, device):
         **run_answer(model="model = make_model(config)\n    model.to(device)",
                      load="map_location=torch.device(device), weights_only=True"),
     }),
+    # The model's state saved as CPU copies, the model itself left on the device.
+    Scenario("alternative_d",
+             answers=run_answer(saved="{name: tensor.cpu() for name, tensor in model.state_dict().items()}")),
     Scenario("statistics_as_parameter", answers=regressor(
         statistics="""self.mean = nn.Parameter(torch.zeros(in_features), requires_grad=False)
         self.std = nn.Parameter(torch.ones(in_features), requires_grad=False)"""),
