@@ -456,6 +456,11 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     torch.save({"model": model.to("cpu").state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
                 "config": dataclasses.asdict(config)}, path)
 """}),
+    Mutant("save_checkpoint/extra-key", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config), "torch_version": torch.__version__}, path)
+"""}),
 ]
 
 
