@@ -556,6 +556,9 @@ class BiaslessLinear(nn.Linear):
     # stop_after counted in epochs run since the resume, not as the epoch number.
     Mutant("run/stop-after-counted-from-resume",
            with_default_run(("epoch >= stop_after", "epoch - done >= stop_after"))),
+    # The folder saved in the checkpoint as a Path, which weights_only=True refuses: no config to blame.
+    Mutant("run/folder-path-saved",
+           with_default_run(('"history": history}, path)', '"history": history, "folder": Path(folder)}, path)'))),
     # Zeroed after each step: the first step uses whatever gradients the model came with.
     Mutant("train_epoch/zero-grad-after-step",
            train_epoch(zero="", log="optimizer.zero_grad()\n        total += loss.item() * len(x)"),
