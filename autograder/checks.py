@@ -17,7 +17,7 @@ import torch
 from utils.formatting import format_shape  # the course's one notation, shared with the widgets
 
 from .errors import GradingError
-from .misconceptions import CATALOGUE, LESSON_SECTIONS, PitfallError, pitfall_message
+from .misconceptions import CATALOGUE, IN_OPTIONAL_PARTS, LESSON_SECTIONS, PitfallError, pitfall_message
 from .trace import record
 
 # A node of autograd's graph defined by Python code (torch.autograd.Function's), bound when the
@@ -324,7 +324,8 @@ def diagnose(failure: GradingError, wrong_kinds: dict | None, compare, got, expe
         values = value if isinstance(value, OneOf) else (value,)
         if any(_matches(compare, got, v) and not _matches(compare, expected, v) for v in values):
             lesson, section = LESSON_SECTIONS.get(key, ("", ""))
-            where = f" The lesson notebooks/{lesson}, section \u201c{section}\u201d, shows why." if lesson else ""
+            part = "The optional part of the lesson" if key in IN_OPTIONAL_PARTS else "The lesson"
+            where = f" {part} notebooks/{lesson}, section \u201c{section}\u201d, shows why." if lesson else ""
             raise PitfallError(pitfall_message(key, f"{failure} That is exactly what this mistake gives on the "
                                                     f"same inputs.{where}"), key) from None
 

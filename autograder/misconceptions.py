@@ -246,6 +246,10 @@ LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "swapped-loss-arguments": ("02_devices_lesson.ipynb", "A training step for any device"),
     "non-strict-load": ("07_checkpoints_lesson.ipynb", "A renamed attribute breaks a `state_dict` loudly"),
 }
+# The misconceptions whose section lies in its lesson's optional part, after the main path: the
+# feedback then says so, so a student does not look for it on the main path
+# (tests/test_lessons.py holds this set to the lessons).
+IN_OPTIONAL_PARTS = frozenset({"accidental-broadcast", "non-strict-load", "requires-grad-as-no-grad"})
 
 
 class PitfallError(GradingError):

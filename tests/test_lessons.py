@@ -315,6 +315,24 @@ def test_graded_items_cite_only_main_path_sections(path, covered):
     assert not problems, "references to lesson sections that are not on a main path:\n" + "\n".join(problems)
 
 
+def test_each_misconception_names_a_section_of_its_lesson_and_which_part_it_is_in(covered):
+    """The feedback of a named misconception sends the student to the lesson section that teaches it
+    (autograder.misconceptions.LESSON_SECTIONS), saying "the optional part" for those after the main path."""
+    from autograder.misconceptions import IN_OPTIONAL_PARTS, LESSON_SECTIONS
+    problems = []
+    for key, (lesson, title) in sorted(LESSON_SECTIONS.items()):
+        found = [h for h in headings(read_notebook(ROOT / "notebooks" / lesson)["cells"])
+                 if normalised(h[0]) == normalised(title)]
+        if not found:
+            problems.append(f"{key}: {lesson} has no section titled {title!r}")
+        elif found[0][1] == (key in IN_OPTIONAL_PARTS):
+            part = "the main path" if found[0][1] else "the optional part"
+            problems.append(f"{key}: {title!r} is on {part}; IN_OPTIONAL_PARTS says otherwise")
+    covered(f"{len(LESSON_SECTIONS)} misconceptions send students to their lesson's section, "
+            f"{len(IN_OPTIONAL_PARTS)} of them saying it is in the optional part")
+    assert not problems, "\n".join(problems)
+
+
 HINT = re.compile(r"check_answer\([^\n]*?hint=(?P<q>['\"])(?P<hint>(?:\\.|(?!(?P=q)).)*)(?P=q)")
 
 

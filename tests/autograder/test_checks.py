@@ -784,6 +784,10 @@ def test_a_value_a_mistake_gives_is_named_with_its_lesson_section():
     assert "the loss: wrong value. You gave 1.0." in text  # the verdict kept, never the expected value
     assert "1.5" not in text
     assert LESSON_SECTIONS[key][1] in text and LESSON_SECTIONS[key][0] in text
+    assert "The lesson notebooks/01_tensors_lesson.ipynb" in text
+    # A section after the main path is named as such: the student looks for it there.
+    _, text = pitfall(check_value, 1.0, 1.5, name="the loss", wrong_kinds={"non-strict-load": 1.0})
+    assert "The optional part of the lesson notebooks/07_checkpoints_lesson.ipynb" in text
 
 
 def test_a_tensor_matching_a_mistake_is_named_with_the_check_s_own_tolerance():
