@@ -459,7 +459,7 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     Mutant("save_checkpoint/extra-key", {"q1_save_checkpoint_answer": """
 def save_checkpoint(path, model, optimizer, epoch, config):
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
-                "config": dataclasses.asdict(config), "torch_version": torch.__version__}, path)
+                "config": dataclasses.asdict(config), "saved_to": Path(path)}, path)
 """}),
 ]
 
