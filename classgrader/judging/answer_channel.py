@@ -18,6 +18,7 @@ the grader then asks whether the kernel is still alive)."""
 import contextlib
 import os
 import secrets
+import select
 import socket
 import time
 from typing import Any
@@ -58,6 +59,9 @@ class AnswerChannel:
         self.listener.bind(f"/proc/self/fd/{folder_fd}/{name}")
         os.chmod(name, 0o666, dir_fd=folder_fd)  # the kernel's own uid must be able to connect
         self.listener.listen(1)
+        # interrupt() wakes a wait for the kernel's end to connect through this pair: a listener
+        # shut down instead leaves accept() returning at once without a connection, a busy loop.
+        self._wake, self._woken = socket.socketpair()
         self.code = serve_code(os.path.join(kernel_path, name), seed)
         self.name, self.folder_fd, self.ended = name, folder_fd, False
         self.connection: socket.socket | None = None
@@ -71,7 +75,7 @@ class AnswerChannel:
         payload = dumps({"token": token, "request": protocol.request(request)})
         try:
             connection = self._connected()
-            left = self._left()
+            left = self._left()  # after connecting: the time that took is the kernel's
             connection.settimeout(min(left, self.per_answer))
             with self._waiting():
                 send_frame(connection, payload)
@@ -94,22 +98,24 @@ class AnswerChannel:
     def interrupt(self) -> None:
         """Wake the test's thread wherever it waits on the kernel (used when the kernel's end
         is gone): it then gets no answer."""
-        for end in (self.connection, self.listener):
-            try:
-                if end is not None:
-                    end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        with contextlib.suppress(OSError):
+            self._wake.send(b"!")
+        with contextlib.suppress(OSError):
+            if self.connection is not None:
+                self.connection.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
-        """Tell the kernel's end to stop (an empty frame) and take the socket away."""
+        """Tell the kernel's end to stop (an empty frame) and take the socket away; a thread
+        still waiting on it is woken first."""
+        with contextlib.suppress(OSError):
+            self._wake.send(b"!")
         try:
             if self.connection is not None and not self.ended:
                 self.connection.settimeout(1.0)
                 send_frame(self.connection, b"")
         except OSError:
             pass
-        for end in (self.connection, self.listener):
+        for end in (self.connection, self.listener, self._wake, self._woken):
             if end is not None:
                 end.close()
         self.connection, self.listener, self.ended = None, None, True
@@ -117,12 +123,23 @@ class AnswerChannel:
             os.unlink(self.name, dir_fd=self.folder_fd)
 
     def _connected(self) -> socket.socket:
+        """The kernel's end, once it connects: OSError if interrupted first (no answer),
+        KernelLost if the test's time runs out first."""
         if self.connection is None:
             if self.listener is None:
                 raise OSError("the channel is closed")
-            self.listener.settimeout(self._left())
+            waiting = select.poll()  # not select(): a worker's descriptors may number over 1024
+            waiting.register(self.listener, select.POLLIN)
+            waiting.register(self._woken, select.POLLIN)
+            left = self._left()
             with self._waiting():
-                self.connection, _ = self.listener.accept()
+                ready = {fd for fd, _ in waiting.poll(left * 1000)}
+            if self._woken.fileno() in ready:
+                raise OSError("interrupted: the kernel's end is gone")
+            if not ready:
+                raise timed_out(self.seconds)
+            self.listener.settimeout(0)  # ready: the connection is there (accept does not wait)
+            self.connection, _ = self.listener.accept()
         return self.connection
 
     @contextlib.contextmanager

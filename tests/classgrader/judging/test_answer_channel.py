@@ -4,6 +4,8 @@ end."""
 import asyncio
 import contextlib
 import os
+import threading
+import time
 
 import pytest
 from jupyter_client.manager import AsyncKernelManager
@@ -16,6 +18,8 @@ from classgrader.judging.remote import caller_state
 
 STUDENT = """
 import os
+import threading
+import time
 def double(x):
     return x * 2
 def hangs():
@@ -163,4 +167,30 @@ def test_the_test_s_limit_counts_the_kernel_s_answers_not_the_grader_s_own_work(
     finally:
         channel.close()
         thread.join()
+        os.close(folder_fd)
+
+
+def test_a_test_waiting_for_a_kernel_that_never_connects_is_woken_without_spinning(tmp_path):
+    """The kernel's end gone before it connected (its cell ended, or the kernel died): interrupt()
+    ends the test's wait with no answer at once, and the wait costs no CPU meanwhile."""
+    folder_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    channel = answer_channel.AnswerChannel(folder_fd, str(tmp_path), seconds=600)
+    waited = {}
+
+    def ask():
+        cpu = time.thread_time()
+        waited["reply"] = channel.ask(call("double", 21))
+        waited["cpu"] = time.thread_time() - cpu
+
+    asking = threading.Thread(target=ask)
+    try:
+        asking.start()
+        asking.join(0.5)  # mostly waiting by now; if not, it finds the wake-up already there
+        channel.interrupt()
+        asking.join(60)
+        assert not asking.is_alive(), "interrupt() did not end the wait"
+        assert waited["reply"] == answer_channel.NO_ANSWER and channel.ended
+        assert waited["cpu"] < 0.3, f"the wait spun: {waited['cpu']:.2f} s of CPU"
+    finally:
+        channel.close()
         os.close(folder_fd)
