@@ -5,7 +5,7 @@
                 cgroup, and PyTorch must refuse it more than its share of the GPU's memory
   hidden tests  every source notebook (solutions and hidden tests) run in a kernel, as an
                 instructor checks an assignment: each must pass, graded on `cuda`
-  class         a small class per unit graded through `./course autograde` (sandboxed, forked
+  class         a small class per unit graded by `./course autograde`'s code (sandboxed, forked
                 from the zygote): the reference solution must score full marks and the untouched
                 release 0, and the course's setup cell must say it graded on `cuda`
   lesson        every lesson in notebooks/ run top to bottom; the device column says whether
@@ -119,7 +119,7 @@ def sandbox_probe(expected: str) -> tuple:
     import nbformat
     from nbclient import NotebookClient
 
-    from classgrader.judging.isolated_execute import jail_spec
+    from classgrader.judging.work_area import jail_spec
     from classgrader.kernels.kernel_zygote import Zygote
     from classgrader.kernels.warm_kernel import ZYGOTE_ENV, WarmKernelManager
     start = time.perf_counter()
@@ -151,20 +151,22 @@ def sandbox_probe(expected: str) -> tuple:
 
 
 def class_course(work: Path) -> Path:
-    """A course folder of its own, driven by its own ./course: this checkout's files, its .venv."""
+    """A course folder of its own: this checkout's configuration and sources. The grader is the
+    installed one (this checkout's, as ./course setup installs it): a copy or a link in the course
+    would put paths under /tmp in a kernel's jail, where /tmp is the kernel's own."""
     course = work / "class"
     course.mkdir()
-    for name in ("course", "nbgrader_config.py", "requirements.txt", "pyproject.toml"):
-        shutil.copy2(ROOT / name, course / name)
+    shutil.copy2(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
     for name in ("source", "release"):
         shutil.copytree(ROOT / name, course / name)
-    for name in (".venv", "classgrader", "autograder", "utils"):
-        (course / name).symlink_to(ROOT / name)
     return course
 
 
 def course_cmd(course: Path, *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(course / "course"), *args], cwd=course, env=tool_env(), capture_output=True, text=True)
+    """One command of ./course's table, run as ./course runs it once .venv is there, but with this
+    interpreter: a lent GPU machine's Python is not the 3.11 that ./course's bootstrap builds .venv with."""
+    command = [sys.executable, "-P", str(ROOT / "classgrader" / "cli.py"), "run", *args]
+    done = subprocess.run(command, cwd=course, env=tool_env(), capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"./course {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
     return done

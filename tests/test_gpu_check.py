@@ -62,3 +62,10 @@ def test_a_graded_part_off_the_gpu_fails_whatever_it_scored(capsys):
     assert "graded on cpu, expected cuda" in table[2] and "FAILED" in table[2] and "FAILED" in table[3]
     assert "passed" in table[1] and "passed" in table[4] and table[-1] == "2 passed, 2 failed, in 4 s"
     assert gpu_check.report(rows[:1], "cuda", 1.0) == 0
+
+
+def test_its_dry_run_forks_a_jailed_kernel_from_a_zygote():
+    """--cpu runs the script's own steps without a GPU: here the sandbox probe, one kernel jailed
+    as a class run's are (the parts that grade whole notebooks are the class tests' business)."""
+    ended, said, _ = run_check("--cpu", "--units", "01_tensors", "--skip", "hidden,class,lesson")
+    assert ended["code"] == 0, said
