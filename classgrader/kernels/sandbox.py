@@ -53,7 +53,8 @@ _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 @dataclass(frozen=True)
 class Limits:
-    memory_bytes: int = 4 * 2**30   # resident (its memory cgroup), and RLIMIT_AS where that applies
+    memory_bytes: int = 4 * 2**30   # resident (its memory cgroup); RLIMIT_AS, where that applies,
+                                    # gives it this much beyond the address space it starts with
     address_space: bool | None = None  # RLIMIT_AS wherever no cgroup bounds memory, and besides:
                                        # None, for a kernel given no accelerator; False, never; True, always
     cpu_seconds: int = 600          # RLIMIT_CPU (soft; hard = soft + 5)
@@ -189,7 +190,7 @@ def enter(jail: Jail) -> None:
         bounded = memory_bounded(jail.limits)
         devices, libraries = given_accelerator(jail) if bounded else ((), ())
         libraries = [path for path in libraries if not _inside(path, exposed)]  # already there
-        address_space = address_space_limit(jail.limits, bounded, bool(devices))
+        address_space = address_space_limit(jail.limits, bounded, bool(devices), address_space_in_use())
 
     with _step("create new mount, network, IPC and PID namespaces"):
         _new_namespaces(CLONE_NEWPID)
@@ -299,12 +300,20 @@ def given_accelerator(jail: Jail) -> tuple[list[str], list[str]]:
     return list(devices), list(libraries)
 
 
-def address_space_limit(limits: Limits, bounded: bool, accelerated: bool) -> int:
-    """RLIMIT_AS for a kernel: limits.memory_bytes, or none (RLIM_INFINITY) for a kernel given an
-    accelerator whose memory a cgroup bounds, as limits.address_space says."""
+def address_space_limit(limits: Limits, bounded: bool, accelerated: bool, in_use: int = 0) -> int:
+    """RLIMIT_AS for a kernel that already has `in_use` bytes of address space: limits.memory_bytes
+    more, or none (RLIM_INFINITY) for a kernel given an accelerator whose memory a cgroup bounds, as
+    limits.address_space says. Counted beyond what it starts with because that depends on the build
+    of PyTorch, not on the student: a CUDA build reserves over 3 GiB on import, GPU or not."""
     if not bounded or limits.address_space or (limits.address_space is None and not accelerated):
-        return limits.memory_bytes
+        return in_use + limits.memory_bytes
     return resource.RLIM_INFINITY
+
+
+def address_space_in_use() -> int:
+    """This process's address space (VmSize), in bytes."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
 
 
 def _inside(path: str, folders) -> bool:
