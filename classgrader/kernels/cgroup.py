@@ -9,8 +9,12 @@ it makes the kernel's OOM killer end a process of that group, and only of that g
     limit.close()   # kills what is left in the group and removes it (also `with limit_memory(...)`)
 
 A group is made under the cgroup the calling process is in (its own share of the machine, so
-an outer limit still holds over it). Where the machine has no usable memory controller, every
-call raises CgroupUnavailable with the reason: nothing here falls back to no limit at all.
+an outer limit still holds over it). cgroup v2 gives a group's children a controller only while
+the group holds no process, so where the caller's own group holds processes (the grader is one
+of them) and does not already give its children memory, groups are made beside it, under its
+parent, which gives memory to its children already: limits set there or above still hold.
+Where the machine has no usable memory controller, every call raises CgroupUnavailable with
+the reason: nothing here falls back to no limit at all.
 Linux only; the caller must be root (or own the parent cgroup)."""
 import contextlib
 import errno
@@ -31,7 +35,8 @@ class CgroupUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class Controller:
     version: int  # 1 or 2
-    parent: str   # the folder, in the cgroup file system, of the caller's own cgroup
+    parent: str   # the folder, in the cgroup file system, that groups are made in
+    home: str = ""  # the caller's own cgroup's folder, where leave() goes back to ('' : parent)
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -70,10 +75,10 @@ def find(version: int | None = None) -> Controller:
         if not v2:
             reasons.append("no cgroup2 file system is mounted")
         else:
-            parent = os.path.join(v2[0], own.get("", "/").lstrip("/"))
-            controllers = _read(os.path.join(parent, "cgroup.controllers")).split()
+            home = os.path.join(v2[0], own.get("", "/").lstrip("/"))
+            controllers = _read(os.path.join(home, "cgroup.controllers")).split()
             if "memory" in controllers:
-                return Controller(2, parent)
+                return Controller(2, v2_parent(home, v2[0]), home)
             reasons.append(f"the cgroup2 hierarchy at {v2[0]} has no memory controller "
                            f"(it offers: {' '.join(controllers) or 'none'})")
     if version in (None, 1):
@@ -84,6 +89,18 @@ def find(version: int | None = None) -> Controller:
         else:
             return Controller(1, os.path.join(v1[0], path.lstrip("/")))
     raise CgroupUnavailable("no memory controller to limit processes with: " + "; ".join(reasons))
+
+
+def v2_parent(home: str, root: str) -> str:
+    """Where groups are made on cgroup v2 for a caller in the group `home`, which is offered the
+    memory controller and holds the caller: `home` itself where it can give its children memory
+    (the root group, which may hold processes, or a group that gives it already), else its
+    parent, which gives it to `home` and so to any child."""
+    if os.path.normpath(home) == os.path.normpath(root):
+        return home
+    if "memory" in _read(os.path.join(home, "cgroup.subtree_control")).split():
+        return home
+    return os.path.dirname(os.path.normpath(home))
 
 
 @functools.cache
@@ -142,7 +159,7 @@ class MemoryLimit:
     def leave(self, pid: int = 0) -> None:
         """Move process `pid` (0: the caller) back to the cgroup the group was made in: a
         process closing its own group must leave it first, or close() kills it too."""
-        _write(self.controller.parent, "cgroup.procs", pid or os.getpid())
+        _write(self.controller.home or self.controller.parent, "cgroup.procs", pid or os.getpid())
 
     def pids(self) -> list[int]:
         try:
@@ -257,8 +274,7 @@ def _enable_memory_for_children(parent: str) -> None:
         why = error.strerror
         if error.errno == errno.EBUSY:
             why = ("it holds processes itself, and cgroup v2 gives controllers only to the children of a "
-                   "group without any: run the grader in a cgroup of its own with memory delegated "
-                   "(for instance under systemd-run --scope -p Delegate=yes)")
+                   "group without any")
         raise CgroupUnavailable(f"cannot give the children of {parent} a memory controller: {why}") from error
 
 

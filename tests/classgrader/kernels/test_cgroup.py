@@ -93,3 +93,19 @@ def test_each_version_works_or_says_why_not():
 def test_a_limit_must_be_positive():
     with pytest.raises(ValueError, match="must be a positive number of bytes"):
         cgroup.MemoryLimit.create(0, "bad")
+
+
+def test_on_v2_groups_go_beside_a_group_that_holds_the_caller(tmp_path):
+    """cgroup v2 refuses a controller to the children of a group with processes, and the caller is
+    in its own group: groups are made under its parent (which gives memory to its children),
+    unless the group is the root or gives its children memory already. The choice reads only
+    the group's cgroup.subtree_control, laid out here as the cgroup file system lays it out."""
+    root = tmp_path / "cgroup"
+    home = root / "process_api" / "8faa69ec"
+    home.mkdir(parents=True)
+    (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    (home / "cgroup.subtree_control").write_text("\n")
+    assert cgroup.v2_parent(str(home), str(root)) == str(root / "process_api")
+    assert cgroup.v2_parent(str(root), str(root)) == str(root)
+    (home / "cgroup.subtree_control").write_text("memory\n")
+    assert cgroup.v2_parent(str(home), str(root)) == str(home)
