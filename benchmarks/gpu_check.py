@@ -221,7 +221,7 @@ def main() -> int:
     print(f"GPU: {', '.join(names) or 'none'}; "
           f"grading kernels expected on: {graded_device.expected({'workdir': ''})}", flush=True)
     began = time.perf_counter()
-    rows = []
+    rows = Rows()
     work = Path(tempfile.mkdtemp(prefix="course-gpu-"))
     # Notebooks run in processes started afresh (spawn): this one stays free of CUDA and of
     # their kernels, and they run while the classes are graded.
@@ -263,6 +263,19 @@ def main() -> int:
         pool.shutdown(cancel_futures=True)
         shutil.rmtree(work, ignore_errors=True)
     return report(rows, expected_device, time.perf_counter() - began)
+
+
+class Rows(list):
+    """The table's rows, each also printed as it comes: a run cut short still shows what it found."""
+
+    def append(self, row: tuple) -> None:
+        print("  row:", *row[:4], f"{row[4]:.1f} s", row[5], file=sys.stderr, flush=True)
+        super().append(row)
+
+    def __iadd__(self, rows):
+        for row in rows:
+            self.append(row)
+        return self
 
 
 def report(rows: list[tuple], expected_device: str, seconds: float) -> int:
