@@ -18,6 +18,7 @@ in_kernel/protocol.py's, one JSON line each:
 If the relay's connection closes first (it was killed), the zygote kills the kernel.
 """
 import contextlib
+import ctypes
 import gc
 import json
 import os
@@ -234,8 +235,24 @@ def prepare() -> None:
     # Found once here, for every kernel: the GPU's nodes and driver, and whether cgroups work.
     found, why_not = accelerator.machine()
     bound = cgroup.unavailable_reason()
+    release_nvml()
     for reason in filter(None, [why_not, found and bound and f"The GPU is not given to grading kernels: {bound}"]):
         print(f"kernel zygote: {reason}", file=sys.stderr, flush=True)
+
+
+def release_nvml() -> None:
+    """End NVML in this process, however many times it was started. PyTorch's NVML-based device
+    check starts it and never ends it; a kernel forked with it started (its handles then closed
+    with the zygote's other descriptors) cannot start it again, and PyTorch asks it for every
+    out-of-memory message: the student got an internal assertion about nvmlInit instead of
+    torch.OutOfMemoryError (seen on a lent H200)."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return
+    for _ in range(64):  # each start is counted; once all are ended it says NVML_ERROR_UNINITIALIZED
+        if nvml.nvmlShutdown() != 0:
+            return
 
 
 def warm_up() -> None:

@@ -1,6 +1,7 @@
 """The zygote never initialises CUDA: a process that has cannot fork children that use it, and
 every grading kernel is a fork of the zygote. Each kernel initialises CUDA for itself."""
 import json
+import shutil
 import subprocess
 import sys
 
@@ -65,11 +66,56 @@ assert not torch.cuda.is_initialized(), "the zygote initialised CUDA"
 pid = os.fork()
 if pid == 0:
     x = torch.ones(1000, device="cuda")
+    torch.cuda.set_per_process_memory_fraction(0.01)
+    try:  # PyTorch's out-of-memory message asks NVML: it must start in the fork
+        torch.empty(2 * torch.cuda.get_device_properties(0).total_memory // 100, dtype=torch.uint8, device="cuda")
+        os._exit(2)
+    except torch.OutOfMemoryError:
+        pass
     os._exit(0 if float((x * 2).sum()) == 2000.0 else 1)
 _, status = os.waitpid(pid, 0)
-assert os.waitstatus_to_exitcode(status) == 0, "a forked kernel could not use CUDA"
+assert os.waitstatus_to_exitcode(status) == 0, f"a forked kernel could not use CUDA ({status})"
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=tool_env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+# A stand-in for the driver's NVML: counts its starts and ends, and sees one GPU.
+FAKE_NVML = r"""
+static int started = 0;
+int nvmlInit_v2(void) { started++; return 0; }
+int nvmlInit(void) { started++; return 0; }
+int nvmlShutdown(void) { if (started == 0) return 1; started--; return 0; }
+int nvmlDeviceGetCount_v2(unsigned *count) { *count = 1; return 0; }
+int fake_started(void) { return started; }
+"""
+NVML_LEFT = """
+import ctypes, sys, torch.cuda
+import torch._dynamo  # imported as built (CPU), before the build pretends to have CUDA
+from classgrader.kernels import kernel_zygote
+torch.cuda._is_compiled = lambda: True  # a CUDA build: device detection asks NVML how many GPUs
+if sys.argv[1] == "kept":
+    kernel_zygote.release_nvml = lambda: None
+kernel_zygote.prepare()
+print(ctypes.CDLL("libnvidia-ml.so.1").fake_started())
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="builds a stand-in NVML with gcc")
+def test_the_zygote_forks_with_nvml_ended(tmp_path):
+    """PyTorch's NVML-based device check starts NVML and never ends it; a kernel forked with it
+    started cannot start it again, and PyTorch asks NVML for every CUDA out-of-memory message
+    (the student would get an internal assertion, as a lent H200 showed). So prepare() ends it."""
+    source = tmp_path / "nvml.c"
+    source.write_text(FAKE_NVML)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "libnvidia-ml.so.1"), str(source)], check=True)
+    env = {**tool_env(), "LD_LIBRARY_PATH": str(tmp_path), "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+    left = {}
+    for mode in ("ended", "kept"):
+        done = subprocess.run([sys.executable, "-c", NVML_LEFT, mode], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        left[mode] = int(done.stdout.strip().splitlines()[-1])
+    assert left == {"ended": 0, "kept": left["kept"]} and left["kept"] > 0, left
