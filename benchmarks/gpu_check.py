@@ -86,12 +86,22 @@ def no_gpu_reason() -> str | None:
 
 
 def run_notebook(path: str, cwd: str, probe: bool = False) -> tuple[str, str, str, float]:
-    """(device, result, detail, seconds) for one notebook run with nbclient in a fresh kernel."""
+    """(device, result, detail, seconds) for one notebook run with nbclient in a fresh kernel.
+    A kernel that dies before it answers is started once more: kernels started side by side
+    can pick the same free TCP port (jupyter_client's race), which is not the notebook's fault."""
+    start = time.perf_counter()
+    for attempt in (1, 2):
+        device, result, detail = _run_once(path, cwd, probe)
+        if attempt == 2 or "before replying to kernel_info" not in detail:
+            break
+    return device, result, detail, time.perf_counter() - start
+
+
+def _run_once(path: str, cwd: str, probe: bool) -> tuple[str, str, str]:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    start = time.perf_counter()
     nb = nbformat.read(path, as_version=4)
     if probe:
         nb.cells.append(nbformat.v4.new_code_cell(DEVICE_PROBE))
@@ -99,11 +109,11 @@ def run_notebook(path: str, cwd: str, probe: bool = False) -> tuple[str, str, st
     try:
         client.execute()
         result, detail = "passed", ""
-    except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
+    except (CellExecutionError, CellTimeoutError, DeadKernelError, RuntimeError) as error:
         result, detail = "FAILED", str(error).strip().splitlines()[-1][:160]
     text = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
                    for out in cell.get("outputs", []) if out.get("output_type") == "stream")
-    return device_in(text), result, detail, time.perf_counter() - start
+    return device_in(text), result, detail
 
 
 def device_in(text: str) -> str:
