@@ -69,8 +69,9 @@ try:
     try:
         torch.empty(int(float(seen["share"] or 1) * total * 1.05), dtype=torch.uint8, device="cuda")
         seen["share held"] = False
-    except torch.OutOfMemoryError:
-        seen["share held"] = True
+    except Exception as past:  # noqa: BLE001 (held only if it is the error a cell can catch: OutOfMemoryError)
+        seen["share held"] = isinstance(past, torch.OutOfMemoryError)
+        seen["past the share"] = f"{type(past).__name__}: {str(past)[:160]}"
 except Exception as error:  # noqa: BLE001 (what stopped CUDA is the finding)
     seen.update(device="cpu", error=f"{type(error).__name__}: {str(error)[:200]}")
 print("sandbox-probe:", json.dumps(seen))
@@ -152,7 +153,8 @@ def sandbox_probe(expected: str) -> tuple:
         zygote.stop()
     problems = [seen.get("error", "")] if seen["device"] != expected else []
     if expected == "cuda":
-        problems += [] if seen.get("share held") else [f"a kernel could take more than its share ({seen['share']})"]
+        problems += [] if seen.get("share held") else [f"past its share ({seen['share']}) a kernel got "
+                                                        f"{seen.get('past the share', 'its memory')}"]
         problems += [] if seen["address space"] == -1 else [f"address-space limit {seen['address space']}"]
     detail = ("; ".join(filter(None, problems))
               or f"{seen.get('name', 'cpu')}, share {seen['share']}, /dev: {' '.join(seen['dev'])}")
