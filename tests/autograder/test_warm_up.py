@@ -28,15 +28,21 @@ def test_the_warmed_process_is_left_as_student_code_expects():
                      "default_dtype": "torch.float32"}
 
 
+
+# One fresh interpreter: the warm-up on a build pretending to have CUDA compiled in, then as built.
 BACKWARD_RUNS = """
 import json, torch
 from autograder import warm_up
 calls = []
 original = torch.autograd.backward
 torch.autograd.backward = lambda *args, **kwargs: (calls.append(1), original(*args, **kwargs))[1]
-torch.backends.cuda.is_built = lambda: {built}
-warm_up.exercise_torch()
-print(json.dumps(len(calls)))
+runs = {}
+for built in (True, False):
+    torch.backends.cuda.is_built = lambda: built
+    calls.clear()
+    warm_up.exercise_torch()
+    runs[str(built)] = len(calls)
+print(json.dumps({"runs": runs, "mps_built": torch.backends.mps.is_built()}))
 """
 
 
@@ -44,17 +50,8 @@ def test_a_build_with_cuda_is_warmed_without_a_backward():
     """The first backward starts autograd's device threads, which on a CUDA build initialise the
     driver (cudaGetDeviceCount), and children forked after that cannot use the GPU ('CUDA error:
     initialization error', as a lent H200 showed): where CUDA is compiled in, no backward."""
-    runs = {}
-    for built in (True, False):
-        done = subprocess.run([sys.executable, "-c", BACKWARD_RUNS.format(built=built)], cwd=ROOT,
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        runs[built] = json.loads(done.stdout.strip().splitlines()[-1])
-    mps_built = torch_mps_built()
-    assert runs[True] == 0 and runs[False] == (0 if mps_built else 1), runs
-
-
-def torch_mps_built() -> bool:
-    done = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.mps.is_built())"],
-                          capture_output=True, text=True, timeout=300)
-    return done.stdout.strip() == "True"
+    done = subprocess.run([sys.executable, "-c", BACKWARD_RUNS], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["runs"] == {"True": 0, "False": 0 if seen["mps_built"] else 1}, seen
