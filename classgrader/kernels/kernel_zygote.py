@@ -244,8 +244,8 @@ def release_nvml() -> None:
     """End NVML in this process, however many times it was started. PyTorch's NVML-based device
     check starts it and never ends it; a kernel forked with it started (its handles then closed
     with the zygote's other descriptors) cannot start it again, and PyTorch asks it for every
-    out-of-memory message: the student got an internal assertion about nvmlInit instead of
-    torch.OutOfMemoryError (seen on a lent H200)."""
+    out-of-memory message: the student would get an internal assertion about nvmlInit instead of
+    torch.OutOfMemoryError."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:

@@ -49,7 +49,7 @@ print(json.dumps({"runs": runs, "mps_built": torch.backends.mps.is_built()}))
 def test_a_build_with_cuda_is_warmed_without_a_backward():
     """The first backward starts autograd's device threads, which on a CUDA build initialise the
     driver (cudaGetDeviceCount), and children forked after that cannot use the GPU ('CUDA error:
-    initialization error', as a lent H200 showed): where CUDA is compiled in, no backward."""
+    initialization error' on a real GPU): where CUDA is compiled in, no backward."""
     done = subprocess.run([sys.executable, "-c", BACKWARD_RUNS], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -109,7 +109,7 @@ print(json.dumps({"kept": kept, "ended": nvml.fake_started()}))
 def test_the_zygote_forks_with_nvml_ended(tmp_path):
     """PyTorch's NVML-based device check starts NVML and never ends it; a kernel forked with it
     started cannot start it again, and PyTorch asks NVML for every CUDA out-of-memory message
-    (the student would get an internal assertion, as a lent H200 showed). So prepare() ends it."""
+    (the student would get an internal assertion on a real GPU). So prepare() ends it."""
     source = tmp_path / "nvml.c"
     source.write_text(FAKE_NVML)
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "libnvidia-ml.so.1"), str(source)], check=True)
