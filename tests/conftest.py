@@ -1,5 +1,7 @@
 """Shared fixtures, and the end-of-run report of what the tests covered."""
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -22,6 +24,14 @@ def covered(request):
 def pytest_configure(config):
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False  # the early marks' order, not xdist's
+    # Jupyter's per-user data (nbgrader's record of every submission, servers' runtime files) in a
+    # folder of the run's own, not the running user's home, where each run's test students would
+    # pile up in that user's Assignment List. Set before pytest-xdist starts its workers, which
+    # inherit it; a run inside a run keeps the outer one's.
+    if "JUPYTER_DATA_DIR" not in os.environ:
+        data = tempfile.mkdtemp(prefix="course-test-jupyter-")
+        os.environ["JUPYTER_DATA_DIR"] = data
+        config.add_cleanup(lambda: shutil.rmtree(data, ignore_errors=True))
 
 
 # Under pytest-xdist, files are handed out in collection order (xdist's own reorder, by number

@@ -60,6 +60,7 @@ def test_the_assignment_list_finds_the_course_and_work_holds_only_assignments(tm
     (exchange / "feedback").mkdir()
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "lab" / role))
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.jupyter of this machine's user
+    monkeypatch.delenv("JUPYTER_DATA_DIR", raising=False)  # nor the submissions other tests record
     monkeypatch.chdir(tmp_path)
     assignments = AssignmentList()
     assignments.root_dir = str(course)
