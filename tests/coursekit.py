@@ -144,6 +144,13 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
             generate(partial, *assignments)
             partial.rename(kept)  # whole or not at all: a build cut short is never taken for one
     shutil.copytree(kept, root, dirs_exist_ok=True, symlinks=True)
+    # The grader's own runs of the solutions are kept by a digest of everything they depend on
+    # (classgrader/judging/reference_store.py), the course's configuration included, and locked
+    # while one is made: every course of the run shares them, as one course's class runs do.
+    references = folder / "references"
+    references.mkdir(exist_ok=True)
+    (root / "runtime" / "grading").mkdir(parents=True, exist_ok=True)
+    (root / "runtime" / "grading" / "references").symlink_to(references, target_is_directory=True)
     return root
 
 
