@@ -129,7 +129,9 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     Generating costs seconds, mostly loading nbgrader: a course is generated once per content
     (build_key) and kept; later ones are byte copies of it (nothing in a generated course names
     its folder: the config finds its paths from where it lies). While one process generates it,
-    another that wants the same course waits for it (a lock per key) instead of generating it too."""
+    another that wants the same course waits for it (a lock per key) instead of generating it too.
+    Its runtime/grading/references, where class runs keep the grader's own runs of the solutions,
+    is one folder for every course made from the same builds."""
     import fcntl
     folder = _builds()
     key = build_key(assignments)
@@ -147,10 +149,11 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     # The grader's own runs of the solutions are kept by a digest of everything they depend on
     # (classgrader/judging/reference_store.py), the course's configuration included, and locked
     # while one is made: every course of the run shares them, as one course's class runs do.
-    references = folder / "references"
+    references, link = folder / "references", root / "runtime" / "grading" / "references"
     references.mkdir(exist_ok=True)
-    (root / "runtime" / "grading").mkdir(parents=True, exist_ok=True)
-    (root / "runtime" / "grading" / "references").symlink_to(references, target_is_directory=True)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not os.path.lexists(link):  # a course made again in the same folder keeps its link
+        link.symlink_to(references, target_is_directory=True)
     return root
 
 
