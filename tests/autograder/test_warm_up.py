@@ -28,7 +28,6 @@ def test_the_warmed_process_is_left_as_student_code_expects():
                      "default_dtype": "torch.float32"}
 
 
-
 # One fresh interpreter: the warm-up on a build pretending to have CUDA compiled in, then as built.
 BACKWARD_RUNS = """
 import json, torch
