@@ -121,9 +121,12 @@ def test_sampled_correct_variants_pass_every_test_cell(unit, sample_results):
         assert len(result["ran"]) > 0
 
 
-def test_sample_runs_in_reasonable_time(sample_results, covered):
-    covered(f"sampled mutation check: {sample_results['seconds']:.1f} s")
-    assert sample_results["seconds"] < 120
+def test_every_named_mutant_is_in_the_sample(sample_results, covered):
+    """NAMES is checked only on the sample: a name for a mutant it leaves out would never be read."""
+    sampled = {m.name for unit in SAMPLE for m in sample_results[unit][0]}
+    assert set(NAMES) <= sampled, f"NAMES holds mutants the sample does not run: {sorted(set(NAMES) - sampled)}"
+    # The time is reported, not asserted: a busy machine takes longer for the same verdicts.
+    covered(f"sampled mutation check: {len(sampled)} mutants in {sample_results['seconds']:.1f} s")
 
 
 @pytest.fixture(scope="module")
