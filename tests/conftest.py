@@ -32,6 +32,37 @@ def pytest_configure(config):
         data = tempfile.mkdtemp(prefix="course-test-jupyter-")
         os.environ["JUPYTER_DATA_DIR"] = data
         config.add_cleanup(lambda: shutil.rmtree(data, ignore_errors=True))
+    if SCRATCH_ENV not in os.environ:
+        scratch = tempfile.mkdtemp(prefix="course-test-scratch-")
+        os.environ[SCRATCH_ENV] = scratch
+        config.add_cleanup(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    # A plugin, not a hook of this file: this file's hooks reach only the items under tests/.
+    config.pluginmanager.register(NotebookScratch(), "course-notebook-scratch")
+
+
+SCRATCH_ENV = "COURSE_TEST_SCRATCH"  # the run's folder for what the notebooks nbval runs leave in their /tmp
+
+
+class NotebookScratch:
+    """nbval starts a notebook's kernel in its first cell's set-up: that kernel gets the run's scratch
+    folder as its TMPDIR, so the folders the notebook makes (a checkpoint's, a TemporaryDirectory
+    a killed kernel never removes) go with the run. Only there: the hub's and the labs' processes
+    keep the machine's /tmp, where their sockets' paths stay short."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        if type(item).__name__ != "IPyNbCell":
+            yield
+            return
+        before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = os.environ[SCRATCH_ENV]
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = before
 
 
 # Under pytest-xdist, files are handed out in collection order (xdist's own reorder, by number

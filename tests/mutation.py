@@ -302,6 +302,7 @@ def _serve() -> None:
             if pid == 0:  # the child: a private folder, no output, one job, one answer
                 os.close(read_end)
                 os.chdir(folder)
+                tempfile.tempdir = os.environ["TMPDIR"] = folder  # a test's scratch folders go with the job's
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)

@@ -9,6 +9,7 @@ one, and every correct one must pass every test cell, in the same runner. The fu
 `python benchmarks/mutation_score.py`."""
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -132,12 +133,17 @@ def test_every_named_mutant_is_in_the_sample(sample_results, covered):
 @pytest.fixture(scope="module")
 def runner_results():
     """One server for 01_tensors, jobs in order (workers=1): a broken answer, a poisoned one that
-    breaks torch for whoever comes next, then the reference solution."""
+    breaks torch for whoever comes next, the reference solution, and one that makes a scratch
+    folder (as 07's and 08's tests do) and names it in its failure."""
     broken = {"q4_tensor_bytes_answer": "def tensor_bytes(shape, dtype):\n    raise NotImplementedError()\n"}
     poison = {"q1_describe_answer": "import torch\ntorch.zeros = None\ndef describe(t):\n    return {}\n"}
+    scratch = {"q1_describe_answer": "import tempfile\nMADE = tempfile.mkdtemp()\n"
+                                     "def describe(t):\n    raise RuntimeError(f'made {MADE}')\n"}
     return mutation.run_jobs("01_tensors", [{"name": "broken", "answers": broken, "only": None},
                                             {"name": "poison", "answers": poison, "only": ["q1_describe_tests"]},
-                                            {"name": "solution", "answers": {}, "only": None}], workers=1)
+                                            {"name": "solution", "answers": {}, "only": None},
+                                            {"name": "scratch", "answers": scratch, "only": ["q1_describe_tests"]}],
+                             workers=1)
 
 
 def test_the_runner_fails_what_is_wrong_and_passes_the_solution(runner_results):
@@ -155,6 +161,14 @@ def test_each_job_runs_in_a_fresh_process(runner_results):
     assert set(runner_results["poison"]["failed"]) == {"q1_describe_tests"}
     assert runner_results["poison"]["ran"] == ["q1_describe_tests"]
     assert runner_results["solution"]["failed"] == {}
+
+
+def test_a_jobs_scratch_folders_go_with_it(runner_results):
+    """What a job's tests make with tempfile lies in the job's own folder, removed with it: a run
+    of the suite leaves nothing in the machine's /tmp."""
+    made = re.search(r"made (\S+)", runner_results["scratch"]["failed"]["q1_describe_tests"])[1]
+    assert Path(made).parent.name.startswith("mutant-"), made
+    assert not Path(made).exists() and not Path(made).parent.exists(), made
 
 
 def test_operators_make_the_mutants_they_promise():
