@@ -40,6 +40,7 @@ ZYGOTE_ENV = "COURSE_ZYGOTE"  # a running zygote's socket, shared by every worke
 KERNELS_AT_ONCE_ENV = "COURSE_KERNELS_AT_ONCE"  # how many kernels may run at once (default: cores + 1)
 GPU_SHARE_ENV = "COURSE_GPU_MEMORY_FRACTION"  # in a kernel: the fraction of each GPU's memory it may take
 GPU_RESERVE = 0.1  # of each GPU's memory, left to the graders' own inputs and the CUDA contexts
+ZYGOTE_FOLDER_PREFIX = "course-zygote-"  # the folder a Zygote makes in /tmp for its socket
 
 
 def die_with_parent(signum: int) -> None:
@@ -61,7 +62,7 @@ class Zygote:
     importing are forked once it is done. wait=False returns at once (check `failed()`)."""
 
     def __init__(self, socket_path: str | None = None, wait: bool = True, kernels_at_once: int | None = None):
-        self.dir = tempfile.mkdtemp(prefix="course-zygote-")
+        self.dir = tempfile.mkdtemp(prefix=ZYGOTE_FOLDER_PREFIX)
         self.socket_path = socket_path or os.path.join(self.dir, "zygote.sock")
         env = dict(os.environ, **({KERNELS_AT_ONCE_ENV: str(kernels_at_once)} if kernels_at_once else {}))
         self.process = subprocess.Popen([sys.executable, "-m", "classgrader.kernels.kernel_zygote", self.socket_path],
@@ -334,6 +335,19 @@ def serve(socket_path: str) -> None:
         for group in [*groups.values(), *ended]:
             with contextlib.suppress(OSError):
                 group.close()
+        _remove_socket(socket_path)
+
+
+def _remove_socket(socket_path: str) -> None:
+    """The socket this zygote bound, and its folder where that is a Zygote's own and now empty: a
+    grader killed outright (SIGKILL) never runs Zygote.stop, but its zygote ends on SIGTERM and
+    leaves nothing in /tmp. rmdir, not rmtree: a folder holding anything else stays."""
+    with contextlib.suppress(OSError):
+        os.unlink(socket_path)
+    folder = os.path.dirname(socket_path)
+    if os.path.basename(folder).startswith(ZYGOTE_FOLDER_PREFIX):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def _memory_group_or_say_why(request: protocol.KernelWanted, relay: socket.socket):

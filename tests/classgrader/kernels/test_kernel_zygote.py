@@ -87,6 +87,19 @@ def test_a_request_of_no_kind_starts_nothing_and_the_zygote_serves_on(tmp_path):
         zygote.stop()
 
 
+def test_a_zygote_whose_grader_is_killed_leaves_nothing_in_tmp():
+    """A grader killed with SIGKILL runs no clean-up; its zygote gets SIGTERM (die_with_parent) and
+    removes its socket and the socket's folder itself."""
+    zygote = Zygote()
+    try:
+        assert os.path.exists(zygote.socket_path)
+        zygote.process.send_signal(signal.SIGTERM)  # what the grader's death sends it
+        assert zygote.process.wait(timeout=60) == 0
+        assert not os.path.exists(zygote.socket_path) and not os.path.exists(zygote.dir)
+    finally:
+        zygote.stop()
+
+
 def test_a_zygote_that_fails_says_so(tmp_path):
     zygote = Zygote(socket_path=str(tmp_path / "no-such-folder" / "zygote.sock"), wait=False)
     zygote.process.wait(timeout=60)
