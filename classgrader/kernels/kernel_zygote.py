@@ -274,19 +274,31 @@ def warm_up() -> None:
 
 
 def serve(socket_path: str) -> None:
+    # The SIGTERM an ending grader sends (die_with_parent) exits through the clean-up below, at any
+    # point after the socket is bound: during the imports too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     die_with_parent(signal.SIGTERM)
-    # Listening before the imports: relays that connect meanwhile wait in the backlog, so
-    # graders can start (and load their own imports) while this one loads torch.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
-    listener.listen(64)
-    prepare()
-    # Kernels share the zygote's memory until they write to it. A garbage collection touches
-    # every object it tracks, copying each page it is on: frozen objects are never scanned.
-    gc.collect()
-    gc.freeze()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print("ready", flush=True)
+    zygote = os.getpid()
+    try:
+        # Listening before the imports: relays that connect meanwhile wait in the backlog, so
+        # graders can start (and load their own imports) while this one loads torch.
+        listener.listen(64)
+        prepare()
+        # Kernels share the zygote's memory until they write to it. A garbage collection touches
+        # every object it tracks, copying each page it is on: frozen objects are never scanned.
+        gc.collect()
+        gc.freeze()
+        print("ready", flush=True)
+        _fork_kernels_for(listener)
+    finally:
+        if os.getpid() == zygote:  # not in a kernel forked from it (those end through os._exit anyway)
+            _remove_socket(socket_path)
+
+
+def _fork_kernels_for(listener: socket.socket) -> None:
+    """Serve relays until the zygote is told to end; then end every kernel it started."""
     kernels: dict[socket.socket, int] = {}  # relay connection -> kernel pid
     groups = {}  # kernel pid -> its memory cgroup, removed once the kernel has ended
     ended = []  # the groups of ended kernels, not yet removed (their last processes still exiting)
@@ -335,7 +347,6 @@ def serve(socket_path: str) -> None:
         for group in [*groups.values(), *ended]:
             with contextlib.suppress(OSError):
                 group.close()
-        _remove_socket(socket_path)
 
 
 def _remove_socket(socket_path: str) -> None:
