@@ -11,6 +11,7 @@ import contextlib
 import io
 import re
 import sys
+import tempfile
 import types
 import warnings
 
@@ -100,6 +101,16 @@ def graded_with(assignment: str, cells: list[dict], answer_id: str, substitute: 
     finally:
         sys.modules["__main__"] = kept
     return True
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scratch_in_the_tests_folder(tmp_path_factory):
+    """The folders the notebooks' own code makes (a checkpoint's) in pytest's temporary folder,
+    which it clears, not in the machine's /tmp."""
+    kept = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("scratch"))
+    yield
+    tempfile.tempdir = kept
 
 
 @pytest.fixture(scope="module")

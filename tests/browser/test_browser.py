@@ -15,6 +15,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,10 +255,17 @@ def lab_root(tmp_path_factory):
 @pytest.fixture(scope="module")
 def lab(lab_root):
     """JupyterLab on loopback with a token, started the way ./course lab starts it, plus
-    window.jupyterapp for the tests; its own settings and workspaces, so nothing of ~/.jupyter leaks in."""
-    with running_lab(lab_root, "--expose-app-in-browser", f"--LabApp.user_settings_dir={lab_root / '.lab-settings'}",
-                     f"--LabApp.workspaces_dir={lab_root / '.lab-workspaces'}") as base:
-        yield base
+    window.jupyterapp for the tests; its own settings and workspaces, so nothing of ~/.jupyter leaks in;
+    its own /tmp folder, removed with it (the notebooks' scratch folders outlive kernels shut down
+    from the page). A short path: the Validate worker's socket lies in it."""
+    scratch = tempfile.mkdtemp(prefix="course-lab-tmp-")
+    try:
+        with running_lab(lab_root, "--expose-app-in-browser",
+                         f"--LabApp.user_settings_dir={lab_root / '.lab-settings'}",
+                         f"--LabApp.workspaces_dir={lab_root / '.lab-workspaces'}", env={"TMPDIR": scratch}) as base:
+            yield base
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
