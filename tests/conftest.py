@@ -26,18 +26,19 @@ def pytest_configure(config):
         config.option.loadscopereorder = False  # the early marks' order, not xdist's
     # Jupyter's per-user data (nbgrader's record of every submission, servers' runtime files) in a
     # folder of the run's own, not the running user's home, where each run's test students would
-    # pile up in that user's Assignment List. Set before pytest-xdist starts its workers, which
-    # inherit it; a run inside a run keeps the outer one's.
-    if "JUPYTER_DATA_DIR" not in os.environ:
-        data = tempfile.mkdtemp(prefix="course-test-jupyter-")
-        os.environ["JUPYTER_DATA_DIR"] = data
-        config.add_cleanup(lambda: shutil.rmtree(data, ignore_errors=True))
-    if SCRATCH_ENV not in os.environ:
-        scratch = tempfile.mkdtemp(prefix="course-test-scratch-")
-        os.environ[SCRATCH_ENV] = scratch
-        config.add_cleanup(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    # pile up in that user's Assignment List.
+    _run_folder(config, "JUPYTER_DATA_DIR", "course-test-jupyter-")
+    _run_folder(config, SCRATCH_ENV, "course-test-scratch-")
     # A plugin, not a hook of this file: this file's hooks reach only the items under tests/.
     config.pluginmanager.register(NotebookScratch(), "course-notebook-scratch")
+
+
+def _run_folder(config, variable: str, prefix: str) -> None:
+    """A folder of the run's own in the environment `variable`, removed at its end. Set before
+    pytest-xdist starts its workers, which inherit it; a run inside a run keeps the outer one's."""
+    if variable not in os.environ:
+        folder = os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 SCRATCH_ENV = "COURSE_TEST_SCRATCH"  # the run's folder for what the notebooks nbval runs leave in their /tmp
@@ -46,23 +47,17 @@ SCRATCH_ENV = "COURSE_TEST_SCRATCH"  # the run's folder for what the notebooks n
 class NotebookScratch:
     """nbval starts a notebook's kernel in its first cell's set-up: that kernel gets the run's scratch
     folder as its TMPDIR, so the folders the notebook makes (a checkpoint's, a TemporaryDirectory
-    a killed kernel never removes) go with the run. Only there: the hub's and the labs' processes
-    keep the machine's /tmp, where their sockets' paths stay short."""
+    a killed kernel never removes) go with the run. Only there: other processes the tests start
+    keep their own (the hub's, whose sockets' paths must stay short)."""
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
         if type(item).__name__ != "IPyNbCell":
             yield
             return
-        before = os.environ.get("TMPDIR")
-        os.environ["TMPDIR"] = os.environ[SCRATCH_ENV]
-        try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TMPDIR", os.environ[SCRATCH_ENV])
             yield
-        finally:
-            if before is None:
-                del os.environ["TMPDIR"]
-            else:
-                os.environ["TMPDIR"] = before
 
 
 # Under pytest-xdist, files are handed out in collection order (xdist's own reorder, by number
