@@ -87,10 +87,11 @@ def measure(command: list[str], every: float) -> tuple[dict[str, list[float]], f
     while child.poll() is None:
         table = processes()
         for pid, (parent, seconds) in table.items():
-            if pid in ours:
-                ours[pid] = (*ours[pid][:2], seconds)
-            elif pid == child.pid or parent in ours:
-                words = command_line(pid)
+            if pid in ours or pid == child.pid or parent in ours:
+                # Named again at every reading: one first read between its fork and its exec shows
+                # its parent's command line (or none), and a busy machine makes that gap long.
+                # A process that has ended (a zombie) shows none: it keeps the name it had.
+                words = command_line(pid) or (ours[pid][1] if pid in ours else [])
                 label = kind(words)
                 if parent in ours and words == ours[parent][1]:
                     label = f"(fork of) {ours[parent][0].removeprefix('(fork of) ')}"

@@ -157,6 +157,19 @@ def make_course(root: Path, assignments=ASSIGNMENTS) -> Path:
     return root
 
 
+@contextlib.contextmanager
+def machine_held():
+    """This machine's users, groups, sudo rules and folders in /srv, /opt and /home, held by one
+    test at a time while it changes them or compares them before and after a command: the hub's
+    test files make and remove users side by side under pytest-xdist, and a comparison that saw
+    another file's users come counted them as its command's. A lock in the run's shared folder
+    (the builds' folder, which every worker of one run shares)."""
+    import fcntl
+    with open(_builds() / "machine.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def generate(course_root, *assignments, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
     """`./course generate` in `course_root`: nbgrader's generate_assignment for every assignment
     in one process (classgrader/commands/generate.py; tests/classgrader/commands/test_generate.py holds it equal

@@ -50,3 +50,15 @@ def test_a_command_that_uses_no_cpu_still_gets_its_table():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "| sleep |" in done.stderr or "| sleep 0.3 |" in done.stderr, done.stderr
+
+
+def test_a_process_is_named_by_what_it_runs_after_its_exec():
+    """A process first read before its exec (a busy machine stretches the gap) is named by what
+    it runs after it, not by the command line it was forked with."""
+    late_exec = "import os, time; time.sleep(0.3); os.execvp('sleep', ['sleep', '0.3'])"
+    done = subprocess.run([sys.executable, str(TOOL), "--every", "0.05", "--", sys.executable, "-c", late_exec],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kinds = [line.split("|")[4].strip() for line in done.stderr.splitlines()
+             if line.startswith("| ") and "kind" not in line]
+    assert kinds == ["sleep 0.3"], done.stderr

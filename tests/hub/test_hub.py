@@ -40,7 +40,7 @@ import psutil
 import pytest
 
 from browserkit import CHROMIUM, IN_CI, launch
-from coursekit import ROOT, build_submission, read_notebook
+from coursekit import ROOT, build_submission, machine_held, read_notebook
 from scenarios import unit01
 
 STATE = Path("/srv/pytorch-course-hubtest")
@@ -338,7 +338,8 @@ def expected_scores(gradebook_scores: dict[str, dict[str, tuple[float, float]]])
 def clean_machine():
     if why_not():  # only reached in CI: fail rather than pass by testing nothing
         pytest.fail(why_not(), pytrace=False)
-    remove_class()  # a run killed midway leaves its class: start from nothing
+    with machine_held():
+        remove_class()  # a run killed midway leaves its class: start from nothing
     ensure_sudo()
     # The hub refuses to serve while its students could read the solutions (tests/hub/test_install.py):
     # the checkout is root's alone, as the refusal tells an instructor to make it.
@@ -346,7 +347,8 @@ def clean_machine():
     try:
         yield checkout
     finally:
-        remove_class()
+        with machine_held():
+            remove_class()
         shutil.rmtree(checkout, ignore_errors=True)
 
 
@@ -356,6 +358,9 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     started = time.monotonic()
     port = three_free_ports()
     base = f"http://127.0.0.1:{port}"
+    # The set-up makes the class's users, folders and sudo rule: held until the hub is up (machine_held).
+    setting_up = contextlib.ExitStack()
+    setting_up.enter_context(machine_held())
     STATE.mkdir(parents=True)
     log = ROOT / "artifacts" / "hub-test.log"  # the hub's and every server's log, for a person to read
     log.parent.mkdir(exist_ok=True)
@@ -368,6 +373,7 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
         hub = subprocess.Popen(cmd, **kw)
     try:
         wait_for_hub(base, hub, log)
+        setting_up.close()
         up = time.monotonic() - started
         said = [line for line in log.read_text().splitlines() if line.startswith("course hub: ")]
         covered(f"sudo ./course hub (python3 under sudo: {debian}) set up and served in {up:.0f} s, "
@@ -397,6 +403,7 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
             check_correction(students[LESSON_READER], checkout, base, covered)
             browser.close()
     finally:
+        setting_up.close()
         stopped = stop_hub(hub)
     assert stopped, f"the hub did not stop within 60 s of SIGTERM:\n{log.read_text()[-3000:]}"
     deadline = time.monotonic() + 10  # servers the hub stopped may take a moment to exit
@@ -406,20 +413,21 @@ def test_a_class_round_trip_on_a_real_hub(clean_machine, covered):
     listening = {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
     assert not listening & {port, port + 1, port + 2}, "something still listens on a port of the hub after it stopped"
     assert (STATE / "jupyterhub.sqlite").stat().st_mode & 0o077 == 0, "the hub's database is readable by others"
-    again = time.monotonic()
-    # The set-up alone (install.py), run again as the docs' sudo runs it: Debian's python3, which
-    # picks .venv's Python by path, so the same environment, nothing rebuilt.
-    second = subprocess.run(["sudo", "python3", str(checkout / "hub" / "install.py"), "--instructor", INSTRUCTOR,
-                             "--students", ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE),
-                             "--assignments", ASSIGNMENT], env=dict(os.environ, PATH=DEBIAN_PATH), check=True,
-                            capture_output=True, text=True, timeout=600)
-    set_up_again = time.monotonic() - again  # reported, not asserted: fast or slow, the same verdict
+    with machine_held():
+        again = time.monotonic()
+        # The set-up alone (install.py), run again as the docs' sudo runs it: Debian's python3, which
+        # picks .venv's Python by path, so the same environment, nothing rebuilt.
+        second = subprocess.run(["sudo", "python3", str(checkout / "hub" / "install.py"), "--instructor", INSTRUCTOR,
+                                 "--students", ",".join(STUDENTS), "--state", str(STATE), "--exchange", str(EXCHANGE),
+                                 "--assignments", ASSIGNMENT], env=dict(os.environ, PATH=DEBIAN_PATH), check=True,
+                                capture_output=True, text=True, timeout=600)
+        set_up_again = time.monotonic() - again  # reported, not asserted: fast or slow, the same verdict
+        cmd, kw = sudo_course(checkout, "hub", "--remove", "--state", str(STATE),
+                              capture_output=True, text=True, timeout=120)
+        removed = subprocess.run(cmd, **kw)
     # Quick because it does nothing twice: the assignment is in the gradebook already.
     assert "in the gradebook" not in second.stdout, f"a second set-up recorded the assignments again:\n{second.stdout}"
     assert "building" not in second.stdout, f"a second set-up rebuilt the environment:\n{second.stdout}"
-    cmd, kw = sudo_course(checkout, "hub", "--remove", "--state", str(STATE),
-                          capture_output=True, text=True, timeout=120)
-    removed = subprocess.run(cmd, **kw)
     assert removed.returncode == 0 and not STATE.exists() and not SUDOERS.exists(), removed.stderr
     assert not [n for n in class_users() if uid(n) is not None], "--remove left a user of the class"
     covered(f"the hub stopped on SIGTERM with every server and the proxy; no process or port left; "

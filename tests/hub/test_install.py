@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import ROOT, argument_course
+from coursekit import ROOT, argument_course, machine_held
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub's set-up runs as root (sudo ./course hub)")
 PEOPLE = ["pthub-pf-teacher", "pthub-pf-ana"]
@@ -49,10 +49,16 @@ def sudo_hub(checkout: Path, *extra: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def refused(done: subprocess.CompletedProcess, before: dict, checkout: Path, words: str) -> str:
+def refused(set_up, checkout: Path, words: str) -> str:
+    """Run `set_up` (a `sudo ./course hub` that must refuse) with the machine held (machine_held),
+    so that the machine after it is compared with the machine before it and nothing else."""
+    with machine_held():
+        before = machine()
+        done = set_up()
+        after = machine()
     assert (done.returncode, done.stderr.count("\n"), done.stdout) == (2, 1, ""), done.stdout + done.stderr
     assert words in done.stderr, done.stderr
-    assert machine() == before, "the refused set-up changed the machine"
+    assert after == before, "the refused set-up changed the machine"
     assert not (checkout.parent / "state").exists() and not (checkout.parent / "exchange").exists()
     return done.stderr.strip()
 
@@ -61,21 +67,22 @@ def refused(done: subprocess.CompletedProcess, before: dict, checkout: Path, wor
 def readable_checkout():
     """A checkout as cloned where everyone may enter (under /srv, mode 755)."""
     top = Path("/srv/pthub-preflight")
-    shutil.rmtree(top, ignore_errors=True)
-    top.mkdir(mode=0o755)
-    os.chmod(top, 0o755)
+    with machine_held():  # a folder in /srv, which the tear-down's tests compare
+        shutil.rmtree(top, ignore_errors=True)
+        top.mkdir(mode=0o755)
+        os.chmod(top, 0o755)
     checkout = hub_checkout(top / "checkout")
     for folder, _, files in os.walk(checkout):
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o755 if name == "course" else 0o644)
     yield checkout
-    shutil.rmtree(top, ignore_errors=True)
+    with machine_held():
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_a_readable_checkout_is_refused_before_anything_is_made(readable_checkout, covered):
-    before = machine()
-    said = refused(sudo_hub(readable_checkout), before, readable_checkout, f"chmod 700 {readable_checkout}")
+    said = refused(lambda: sudo_hub(readable_checkout), readable_checkout, f"chmod 700 {readable_checkout}")
     covered(f"sudo ./course hub on a checkout students could read: one line, exit 2, nothing made: {said}")
 
 
@@ -85,8 +92,7 @@ def test_a_taken_port_is_refused_before_anything_is_made(tmp_path, covered):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        before = machine()
-        said = refused(sudo_hub(checkout, "--ip", "127.0.0.1", "--port", str(port)), before, checkout,
+        said = refused(lambda: sudo_hub(checkout, "--ip", "127.0.0.1", "--port", str(port)), checkout,
                        f"port {port} on 127.0.0.1 is in use")
     covered(f"a port in use: one line, exit 2, nothing made: {said}")
 
@@ -97,8 +103,7 @@ def test_a_python_older_than_the_pins_is_refused_before_anything_is_made(tmp_pat
     if debian != "False":
         pytest.skip("Debian's python3 here is new enough for the pins: nothing to refuse")
     checkout = hub_checkout(tmp_path / "checkout")  # no .venv: Debian's Python is all there is
-    before = machine()
-    said = refused(sudo_hub(checkout), before, checkout, "need Python 3.11.5")
+    said = refused(lambda: sudo_hub(checkout), checkout, "need Python 3.11.5")
     covered(f"only Debian's old python3 (no .venv): one line, exit 2, nothing made: {said}")
 
 
@@ -127,10 +132,12 @@ def hub_install():
 def root_dir():
     """A folder root alone may write, as /opt/pytorch-course is (pytest's tmp_path is under /tmp,
     which everyone may write)."""
-    top = Path(tempfile.mkdtemp(prefix="pthub-uv-", dir="/opt"))
+    with machine_held():  # a folder in /opt, which the refusals compare
+        top = Path(tempfile.mkdtemp(prefix="pthub-uv-", dir="/opt"))
     os.chmod(top, 0o755)
     yield top
-    shutil.rmtree(top, ignore_errors=True)
+    with machine_held():
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def script(path: Path, text: str, mode: int = 0o755) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import ROOT
+from coursekit import ROOT, machine_held
 
 sys.path.insert(0, str(ROOT / "hub"))
 import install
@@ -39,31 +39,34 @@ def machine() -> dict:
 def a_class():
     """A class as install.main leaves it (its users, one running a process, the folders, the
     rule), made with install's own pieces; removed by hand afterwards if the test failed."""
-    assert not STATE.exists() and not any(install.user_exists(n) for n in PEOPLE), "a run killed midway left its class"
-    before = machine()
-    made, passwords = [], {}
-    folders = [str(install.topmost_missing(STATE)), str(install.topmost_missing(EXCHANGE))]
-    STATE.mkdir()
-    EXCHANGE.mkdir()
-    for name in PEOPLE:
-        install.ensure_user(name, made, passwords)
-    install.sudo_rule(PEOPLE[0], STATE)
-    (STATE / "class.json").write_text(json.dumps({"made": made, "folders": folders, "exchange": str(EXCHANGE)}))
-    sleeper = subprocess.Popen(["runuser", "-u", PEOPLE[1], "--", "sleep", "600"])  # a server left behind
-    time.sleep(0.5)
-    yield before, sleeper
-    sleeper.kill()
-    uids = {install.pwd.getpwnam(n).pw_uid for n in PEOPLE if install.user_exists(n)}
-    for pid in remove.processes_of(uids):  # runuser's child outlives it; userdel refuses a user with processes
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while remove.processes_of(uids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for name in PEOPLE:
-        subprocess.run(["userdel", "--remove", name], capture_output=True)
-    for folder in (STATE, EXCHANGE):
-        subprocess.run(["rm", "-rf", str(folder)])
-    install.sudoers_file(STATE).unlink(missing_ok=True)
+    # Held from the snapshot to the clean-up: no other test changes the machine meanwhile.
+    with machine_held():
+        assert not STATE.exists() and not any(install.user_exists(n) for n in PEOPLE), \
+            "a run killed midway left its class"
+        before = machine()
+        made, passwords = [], {}
+        folders = [str(install.topmost_missing(STATE)), str(install.topmost_missing(EXCHANGE))]
+        STATE.mkdir()
+        EXCHANGE.mkdir()
+        for name in PEOPLE:
+            install.ensure_user(name, made, passwords)
+        install.sudo_rule(PEOPLE[0], STATE)
+        (STATE / "class.json").write_text(json.dumps({"made": made, "folders": folders, "exchange": str(EXCHANGE)}))
+        sleeper = subprocess.Popen(["runuser", "-u", PEOPLE[1], "--", "sleep", "600"])  # a server left behind
+        time.sleep(0.5)
+        yield before, sleeper
+        sleeper.kill()
+        uids = {install.pwd.getpwnam(n).pw_uid for n in PEOPLE if install.user_exists(n)}
+        for pid in remove.processes_of(uids):  # runuser's child outlives it; userdel refuses a user with processes
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while remove.processes_of(uids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for name in PEOPLE:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+        for folder in (STATE, EXCHANGE):
+            subprocess.run(["rm", "-rf", str(folder)])
+        install.sudoers_file(STATE).unlink(missing_ok=True)
 
 
 def test_remove_leaves_the_machine_as_before(a_class, covered):
