@@ -88,10 +88,14 @@ def measure(command: list[str], every: float) -> tuple[dict[str, list[float]], f
         table = processes()
         for pid, (parent, seconds) in table.items():
             if pid in ours or pid == child.pid or parent in ours:
-                # Named again at every reading: one first read between its fork and its exec shows
-                # its parent's command line (or none), and a busy machine makes that gap long.
-                # A process that has ended (a zombie) shows none: it keeps the name it had.
+                # Its command line read at every reading, and its name taken again when that changed:
+                # one first read between its fork and its exec shows its parent's (or none), and a
+                # busy machine makes that gap long. An ended process (a zombie) shows none, and one
+                # whose parent has gone has another parent: both keep the name they had.
                 words = command_line(pid) or (ours[pid][1] if pid in ours else [])
+                if pid in ours and words == ours[pid][1]:
+                    ours[pid] = (ours[pid][0], words, seconds)
+                    continue
                 label = kind(words)
                 if parent in ours and words == ours[parent][1]:
                     label = f"(fork of) {ours[parent][0].removeprefix('(fork of) ')}"

@@ -62,3 +62,21 @@ def test_a_process_is_named_by_what_it_runs_after_its_exec():
     kinds = [line.split("|")[4].strip() for line in done.stderr.splitlines()
              if line.startswith("| ") and "kind" not in line]
     assert kinds == ["sleep 0.3"], done.stderr
+
+
+ORPHAN = ("import os, time\\nif os.fork() == 0:\\n    end = time.process_time() + 0.4\\n"
+          "    while time.process_time() < end: pass\\n    os._exit(0)\\ntime.sleep(0.2)")
+
+
+def test_a_fork_keeps_its_name_when_its_parent_has_gone():
+    """A fork whose parent ends before it (a grading kernel whose relay has gone) gets another
+    parent: it is still counted as the fork it was."""
+    family = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', '{ORPHAN}'])\ntime.sleep(1.2)"
+    done = subprocess.run([sys.executable, str(TOOL), "--every", "0.05", "--", sys.executable, "-c", family],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("|")[4].strip(): (float(line.split("|")[1]), int(line.split("|")[3]))
+            for line in done.stderr.splitlines() if line.startswith("| ") and "kind" not in line}
+    forks = {kind: row for kind, row in rows.items() if kind.startswith("(fork of) python -c import os, time")}
+    assert len(forks) == 1 and next(iter(forks.values()))[0] >= 0.3, done.stderr
+    assert sum(count for _, count in rows.values()) == 3, done.stderr  # the command, its child, the fork
