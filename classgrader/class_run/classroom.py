@@ -250,6 +250,15 @@ class ClassRun:
                 self._said_no_cgroup = True
             return None
 
+    def _scratch_folder(self, n: int) -> str:
+        """Worker n's temporary folder, beside its log, made anew: what a worker leaves in its
+        temporary folder (its kernels' connection files, which jupyter_client removes only when
+        it shuts a kernel down) goes with it, even when it was killed."""
+        folder = os.path.join(self.work, f"worker-{n}.tmp")
+        shutil.rmtree(folder, ignore_errors=True)  # one a killed class run left
+        os.mkdir(folder, 0o700)
+        return folder
+
     def _how_it_ended(self, status: int, memory) -> str:
         """How a worker ended, and whether its memory limit ended it; its limit is removed."""
         if memory is None:
@@ -273,12 +282,14 @@ class ClassRun:
         pipes = {}  # read end -> worker pid; each worker reports on a pipe of its own
         memory = {}  # read end -> the worker's memory limit (a cgroup.MemoryLimit), where there is one
         logs = {}  # read end -> the worker's log
+        scratch = {}  # read end -> the worker's temporary folder, removed once it has ended, however it ended
         for n, shard in enumerate(shards):
             read, write = os.pipe()
             memory[read] = self._memory_limit()
             logs[read] = os.path.join(self.work, f"worker-{n}.log")
+            scratch[read] = self._scratch_folder(n)
             pid = grade_worker.start(self.assignment, shard, write, logs[read],
-                                     self.zygote.socket_path, memory[read] or self.worker_memory)
+                                     self.zygote.socket_path, memory[read] or self.worker_memory, scratch[read])
             os.close(write)  # the worker holds the only write end: its end is the pipe's end
             pipes[read] = pid
         pending = dict.fromkeys(pipes, b"")
@@ -292,6 +303,7 @@ class ClassRun:
                 if not chunk:  # the worker is gone (done or dead); a dead one's students stay left
                     os.close(read)
                     _, status = os.waitpid(pipes.pop(read), 0)
+                    shutil.rmtree(scratch.pop(read), ignore_errors=True)
                     student = grading.pop(read, (None,))[0]
                     how = self._how_it_ended(status, memory.pop(read))
                     if student in left and student not in died:
@@ -321,6 +333,7 @@ class ClassRun:
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
                     os.close(read)
+                    shutil.rmtree(scratch[read], ignore_errors=True)
                     if memory.get(read) is not None:
                         memory[read].close()  # its cgroup goes with it
                 raise ZygoteGone(self.zygote.failed())

@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from typing import Any
 
@@ -90,11 +91,14 @@ def main(assignment: str, shard: str, *extra: str, report: int | None = None) ->
                                       *extra])
 
 
-def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket: str, memory=None) -> int:
+def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket: str, memory=None,
+          scratch: str | None = None) -> int:
     """Fork a worker for `shard`, its output going to `log_path`; returns its pid. It ends
     with the class run: a killed run leaves no worker writing to the gradebook. `memory` bounds
     it before it does anything: a cgroup.MemoryLimit it joins, or a number of bytes of address
-    space (where the machine has no memory controller; the worker uses no accelerator)."""
+    space (where the machine has no memory controller; the worker uses no accelerator).
+    `scratch`: its temporary folder (tempfile's, in this process only: its kernels' environment
+    is left as it is), which the class run removes once the worker has ended."""
     sys.stdout.flush(), sys.stderr.flush()  # else buffered text would be written twice
     pid = os.fork()
     if pid:
@@ -111,6 +115,8 @@ def start(assignment: str, shard: str, report: int, log_path: str, zygote_socket
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(log, 1), os.dup2(log, 2)
         os.environ[ZYGOTE_ENV] = zygote_socket
+        if scratch is not None:
+            tempfile.tempdir = scratch
         main(assignment, shard, report=report)
         code = 0
     except SystemExit as leaving:

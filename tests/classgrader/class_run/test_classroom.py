@@ -27,18 +27,25 @@ def test_triage_names_what_cannot_be_graded(tmp_path):
 
 
 # Grading that kills or holds its worker, whatever the cause: here the worker's own hook before
-# a student (nbgrader's pre_convert_hook, in the real worker) kills it once, crashes it, or never returns.
+# a student (nbgrader's pre_convert_hook, in the real worker) kills it once (as soon as its kernel
+# runs), crashes it, or never returns.
 FAULTY_WORKER = """
 import os, signal, time
 from classgrader.class_run import progress
+from classgrader.kernels import warm_kernel
 KILLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "survivor-killed")
-def before(assignment, student, notebooks):
-    progress.before(assignment, student, notebooks)
-    name = progress._student(notebooks)
-    if name == "survivor" and not os.path.exists(KILLED):  # as the OOM killer or an operator would, once
+started = warm_kernel.WarmKernelManager._async_post_start_kernel
+async def then_killed(self, **kw):  # as the OOM killer or an operator would, once
+    await started(self, **kw)
+    if not os.path.exists(KILLED):
         with open(KILLED, "w") as note:
             note.write(open("/proc/self/comm").read().strip())  # whom it kills: the worker itself
         os.kill(os.getpid(), signal.SIGKILL)
+def before(assignment, student, notebooks):
+    progress.before(assignment, student, notebooks)
+    name = progress._student(notebooks)
+    if name == "survivor":
+        warm_kernel.WarmKernelManager._async_post_start_kernel = then_killed
     if name == "crasher":
         os.kill(os.getpid(), signal.SIGSEGV)
     if name == "hog":  # the grader's own memory grows without end
@@ -65,9 +72,16 @@ def faulty_class(tmp_path_factory):
     for student in STUDENTS:
         write_notebook(build_submission(source, release, {}),
                        course / "runtime" / "submitted" / student / "01_tensors" / NOTEBOOK)
+    # A temporary folder of the run's own, to see what its killed workers leave there.
+    scratch = tmp_path_factory.mktemp("faulty-tmp")
     run = subprocess.run([sys.executable, "-m", "classgrader.class_run.classroom", "01_tensors", "--workers", "2"],
-                         cwd=course, env=tool_env(), capture_output=True, text=True, timeout=900)
+                         cwd=course, env=dict(tool_env(), TMPDIR=str(scratch)), capture_output=True, text=True,
+                         timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    grading = course / "runtime" / "grading" / "01_tensors"
+    # torch's compiler cache (torchinductor_USER), which the class run keeps for every run, aside.
+    left = [str(p.relative_to(scratch)) for p in scratch.rglob("*") if not p.name.startswith("torchinductor_")]
+    left += [p.name for p in grading.glob("*.tmp")]
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
         totals = {s.student.id: s.score for s in gradebook.find_assignment("01_tensors").submissions}
@@ -77,7 +91,7 @@ def faulty_class(tmp_path_factory):
     done = sorted(p.stem for p in (course / "runtime" / "grading" / "01_tensors" / "done").glob("*.json"))
     killed = course / "survivor-killed"
     return {"stdout": run.stdout, "totals": totals, "reasons": reasons, "done": done,
-            "killed": killed.read_text() if killed.exists() else None}
+            "killed": killed.read_text() if killed.exists() else None, "left": left}
 
 
 def test_a_dead_worker_does_not_stop_the_class(faulty_class, covered):
@@ -86,7 +100,7 @@ def test_a_dead_worker_does_not_stop_the_class(faulty_class, covered):
     graded = ["survivor", *ORDINARY]
     assert {s: faulty_class["totals"].get(s) for s in graded} == dict.fromkeys(graded, 16.0)
     assert "survivor" not in faulty_class["reasons"], faulty_class["reasons"]
-    covered("a worker killed (SIGKILL) while grading a student: that student is graded again, in full and unflagged, "
+    covered("a worker killed (SIGKILL) once its kernel runs: that student is graded again, in full and unflagged, "
             "the rest of its shard by a new worker; the other workers carry on")
 
 
@@ -103,6 +117,15 @@ def test_a_crash_or_a_stall_costs_only_its_cause(faulty_class, covered):
     covered("a student whose grading crashes its worker (SIGSEGV), grows it past its memory cgroup or holds it "
             "(past the watchdog) is graded alone once more, then marked failed with the reason; every other "
             "student of its shard is graded")
+
+
+def test_killed_workers_leave_nothing_in_the_temporary_folder(faulty_class, covered):
+    """A worker killed while its kernel runs never shuts the kernel down: the kernel's connection
+    file (its key included) stayed in /tmp. A worker's temporary folder is its own, removed once it ends."""
+    assert faulty_class["killed"] == "grade_worker", "no worker was killed while its kernel ran: nothing to leave"
+    assert faulty_class["left"] == [], faulty_class["left"]
+    covered("a class run whose workers were killed (SIGKILL, SIGSEGV, the watchdog) leaves nothing in its "
+            "temporary folder (no kernel connection file) and no worker's temporary folder")
 
 
 def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):

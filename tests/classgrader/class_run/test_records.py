@@ -152,7 +152,7 @@ def workers_that_send(monkeypatch, lines: dict[str, list[bytes]]) -> None:
     """Each shard's worker: a child process that writes its shard's lines to its pipe and ends."""
     from classgrader.class_run import grade_worker
 
-    def start(assignment, shard, write, log, socket_path, memory):
+    def start(assignment, shard, write, log, socket_path, memory, scratch):
         pid = os.fork()
         if pid == 0:  # the child only writes and ends: nothing of the test runs twice
             try:
