@@ -338,9 +338,9 @@ def expected_scores(gradebook_scores: dict[str, dict[str, tuple[float, float]]])
 def clean_machine():
     if why_not():  # only reached in CI: fail rather than pass by testing nothing
         pytest.fail(why_not(), pytrace=False)
-    with machine_held():
+    with machine_held():  # installing sudo adds its own files in /etc/sudoers.d
         remove_class()  # a run killed midway leaves its class: start from nothing
-    ensure_sudo()
+        ensure_sudo()
     # The hub refuses to serve while its students could read the solutions (tests/hub/test_install.py):
     # the checkout is root's alone, as the refusal tells an instructor to make it.
     checkout = private_checkout()
