@@ -1,6 +1,7 @@
 """Warm kernels (kernel_zygote + kernel_relay + warm_kernel): each notebook gets a fresh fork of
 a pre-imported zygote, so nothing one student's kernel does is seen by the next, and a kernel
 that dies leaves the zygote serving."""
+import gc
 import os
 import resource
 import time
@@ -66,6 +67,17 @@ def test_a_dead_kernel_leaves_the_zygote_serving(zygote, tmp_path):
         run("import os; os._exit(3)", tmp_path)
     assert run("print(6 * 7)", tmp_path).strip() == "42"
     assert zygote.process.poll() is None
+
+
+def test_a_manager_collected_without_a_shutdown_leaves_no_file_of_its_kernel(tmp_path):
+    """jupyter_client removes the connection file of a manager it collects that was never shut
+    down; the relay's word on the kernel, beside it, goes with it."""
+    km = WarmKernelManager(connection_file=str(tmp_path / "kernel.json"))
+    km.write_connection_file()
+    (tmp_path / "kernel.json.kernel").write_text('{"pid": 1, "memory": null}')  # as the relay leaves it
+    del km
+    gc.collect()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 class _Channel:
