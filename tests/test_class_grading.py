@@ -71,9 +71,11 @@ def graded(tmp_path_factory):
         # First 01_tensors run: killed once a few students are done, then started again.
         first = ASSIGNMENTS[0]
         done = course / "runtime" / "grading" / first / "done"
+        # Its temporary folder is the test's own: killed with its whole session, the zygote too, it
+        # cleans nothing up (its socket's folder would stay in /tmp).
         run = subprocess.Popen([sys.executable, "-m", "classgrader.class_run.classroom", first, "--workers", "2"],
-                               cwd=course, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+                               cwd=course, env=dict(tool_env(), TMPDIR=str(tmp_path_factory.mktemp("killed-tmp"))),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 600
         while time.time() < deadline and run.poll() is None and len(list(done.glob("*.json"))) < 6:
             time.sleep(0.2)
