@@ -62,8 +62,10 @@ class Zygote:
     importing are forked once it is done. wait=False returns at once (check `failed()`)."""
 
     def __init__(self, socket_path: str | None = None, wait: bool = True, kernels_at_once: int | None = None):
-        self.dir = tempfile.mkdtemp(prefix=ZYGOTE_FOLDER_PREFIX)
-        self.socket_path = socket_path or os.path.join(self.dir, "zygote.sock")
+        # A folder of its own for the socket only where none is given: an unused one stayed in /tmp
+        # when the grader never stopped the zygote (one that failed to start).
+        self.dir = None if socket_path else tempfile.mkdtemp(prefix=ZYGOTE_FOLDER_PREFIX)
+        self.socket_path = socket_path or os.path.join(self.dir or "", "zygote.sock")
         env = dict(os.environ, **({KERNELS_AT_ONCE_ENV: str(kernels_at_once)} if kernels_at_once else {}))
         self.process = subprocess.Popen([sys.executable, "-m", "classgrader.kernels.kernel_zygote", self.socket_path],
                                         stdout=subprocess.PIPE, text=True, env=env)
@@ -95,7 +97,8 @@ class Zygote:
                 self.process.kill()
         with contextlib.suppress(OSError):  # the zygote may have removed it already
             os.unlink(self.socket_path)
-        shutil.rmtree(self.dir, ignore_errors=True)  # this grader's own folder, nothing a student wrote
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)  # this grader's own folder, nothing a student wrote
 
 
 def _become_kernel(request: protocol.KernelWanted) -> None:

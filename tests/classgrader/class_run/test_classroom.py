@@ -146,8 +146,11 @@ def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
         "    ClassRun(os.getcwd(), '01_tensors', 1, False, zygote).run()\n"
         "except ZygoteGone as error:\n"
         "    print('STOPPED:', error)\n")
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=course, env=tool_env(),
-                            capture_output=True, text=True, timeout=300)
+    scratch = tmp_path / "tmp"  # the run's temporary folder: a zygote given its socket's path makes none there
+    scratch.mkdir()
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=course,
+                            env=dict(tool_env(), TMPDIR=str(scratch)), capture_output=True, text=True, timeout=300)
     assert "STOPPED: the kernel zygote stopped (exit status 1)" in result.stdout, result.stdout + result.stderr
     assert not list((course / "runtime" / "grading" / "01_tensors" / "done").glob("*.json"))
+    assert [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor_")] == []
     covered("a class run whose kernel zygote died stops at once, with the reason, and counts no one as graded")
