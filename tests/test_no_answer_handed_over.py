@@ -107,10 +107,9 @@ def graded_with(assignment: str, cells: list[dict], answer_id: str, substitute: 
 def scratch_in_the_tests_folder(tmp_path_factory):
     """The folders the notebooks' own code makes (a checkpoint's) in pytest's temporary folder,
     which it clears, not in the machine's /tmp."""
-    kept = tempfile.tempdir
-    tempfile.tempdir = str(tmp_path_factory.mktemp("scratch"))
-    yield
-    tempfile.tempdir = kept
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("scratch")))
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -130,8 +130,9 @@ class WarmKernelManager(AsyncKernelManager):
         super().cleanup_connection_file()
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.connection_file + ".kernel")
+        if restart:  # the restarted kernel's relay writes its own; a full clean-up is cleanup_connection_file's
+            with contextlib.suppress(OSError):
+                os.unlink(self.connection_file + ".kernel")
         await super()._async_cleanup_resources(restart)
         if not restart:
             for folder in getattr(self, "_ipc_links", []):

@@ -58,6 +58,13 @@ ORDINARY = ["s0", "s1", "s2"]
 STUDENTS = ["crasher", "hog", *ORDINARY, "staller", "survivor"]
 
 
+def left_in(scratch) -> list[str]:
+    """What a class run left in its temporary folder `scratch`, torch's compiler cache
+    (torchinductor_USER, which the class run keeps for every run) aside."""
+    return [str(p.relative_to(scratch)) for p in scratch.rglob("*")
+            if not p.relative_to(scratch).parts[0].startswith("torchinductor_")]
+
+
 @pytest.fixture(scope="module")
 def faulty_class(tmp_path_factory):
     """One class of 01_tensors on two workers, whose grading of some students kills its worker:
@@ -79,9 +86,7 @@ def faulty_class(tmp_path_factory):
                          timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     grading = course / "runtime" / "grading" / "01_tensors"
-    # torch's compiler cache (torchinductor_USER), which the class run keeps for every run, aside.
-    left = [str(p.relative_to(scratch)) for p in scratch.rglob("*") if not p.name.startswith("torchinductor_")]
-    left += [p.name for p in grading.glob("*.tmp")]
+    left = left_in(scratch) + [p.name for p in grading.glob("*.tmp")]
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'runtime' / 'gradebook.db'}") as gradebook:
         totals = {s.student.id: s.score for s in gradebook.find_assignment("01_tensors").submissions}
@@ -152,5 +157,5 @@ def test_a_run_whose_zygote_is_gone_stops_with_the_reason(tmp_path, covered):
                             env=dict(tool_env(), TMPDIR=str(scratch)), capture_output=True, text=True, timeout=300)
     assert "STOPPED: the kernel zygote stopped (exit status 1)" in result.stdout, result.stdout + result.stderr
     assert not list((course / "runtime" / "grading" / "01_tensors" / "done").glob("*.json"))
-    assert [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor_")] == []
+    assert left_in(scratch) == []
     covered("a class run whose kernel zygote died stops at once, with the reason, and counts no one as graded")
