@@ -303,9 +303,11 @@ class ClassRun:
                 if not chunk:  # the worker is gone (done or dead); a dead one's students stay left
                     os.close(read)
                     _, status = os.waitpid(pipes.pop(read), 0)
-                    shutil.rmtree(scratch.pop(read), ignore_errors=True)
                     student = grading.pop(read, (None,))[0]
+                    # Its memory group first: closing it kills what the worker left running (a
+                    # kernel's relay, which may yet write in the worker's temporary folder).
                     how = self._how_it_ended(status, memory.pop(read))
+                    shutil.rmtree(scratch.pop(read), ignore_errors=True)
                     if student in left and student not in died:
                         died[student] = f"its grading worker ended ({how}) while grading it"
                     continue
@@ -333,9 +335,9 @@ class ClassRun:
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
                     os.close(read)
-                    shutil.rmtree(scratch[read], ignore_errors=True)
                     if memory.get(read) is not None:
                         memory[read].close()  # its cgroup goes with it
+                    shutil.rmtree(scratch[read], ignore_errors=True)
                 raise ZygoteGone(self.zygote.failed())
         return died
 

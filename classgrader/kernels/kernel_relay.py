@@ -1,7 +1,8 @@
 """The process a KernelManager launches in place of a kernel (see warm_kernel.py): it asks
 the zygote for a forked kernel, then stands in for it. Signals it gets are passed on; when
-the kernel ends it exits with the kernel's status; if it is killed, the zygote kills the
-kernel. It leaves the zygote's word on the kernel (its pid, its memory group) in
+the kernel ends it exits with the kernel's status; if it is killed, or the process that
+started it ends (a grading worker killed mid-kernel), it ends and the zygote kills the kernel.
+It leaves the zygote's word on the kernel (its pid, its memory group) in
 CONNECTION_FILE.kernel for the grader. Run as a script (`python -I -S`), not as a module, so
 that it starts without torch; the messages it sends and reads are protocol.py's KernelWanted,
 KernelStarted and KernelEnded.
@@ -11,6 +12,7 @@ KernelStarted and KernelEnded.
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -20,15 +22,55 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from classgrader.in_kernel import protocol
 
 
+def watch_parent() -> int | None:
+    """A pidfd of the process that started the relay, readable once that process has ended;
+    None if it has ended already. jupyter_client names it in JPY_PARENT_PID: a relay orphaned
+    before it got here has another parent by now."""
+    parent = os.getppid()
+    if os.environ.get("JPY_PARENT_PID", str(parent)) != str(parent):
+        return None
+    try:
+        watch = os.pidfd_open(parent)
+    except ProcessLookupError:
+        return None
+    if os.getppid() != parent:  # it ended between the two looks
+        os.close(watch)
+        return None
+    return watch
+
+
+def next_line(conn: socket.socket, watch: int, pending: bytearray) -> bytes | None:
+    """The zygote's next line (b"" if it hung up), or None once the relay's parent has ended."""
+    while b"\n" not in pending:
+        ready, _, _ = select.select([conn.fileno(), watch], [], [])
+        if watch in ready:
+            return None
+        chunk = conn.recv(65536)
+        if not chunk:
+            return b""
+        pending += chunk
+    end = pending.index(b"\n") + 1
+    line = bytes(pending[:end])
+    del pending[:end]
+    return line
+
+
 def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
+    # A relay whose parent has gone has no one to serve: without this, the kernel of a grading
+    # worker killed mid-kernel ran on until the class run's end, a stalled one spinning.
+    watch = watch_parent()
+    if watch is None:
+        return 1
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(zygote)
     request: protocol.KernelWanted = {
         "connection_file": os.path.abspath(connection_file), "cwd": os.getcwd(), "env": dict(os.environ),
         "jail": json.loads(jail), "arguments": list(arguments)}
     socket.send_fds(conn, [protocol.line(request)], [0, 1, 2])
-    replies = conn.makefile()
-    first = replies.readline()
+    pending = bytearray()
+    first = next_line(conn, watch, pending)
+    if first is None:  # its parent ended: closing the connection ends the kernel
+        return 1
     if not first:  # the zygote failed while importing, or was stopped
         print("kernel start failed: the kernel zygote closed the connection", file=sys.stderr, flush=True)
         return 1
@@ -46,11 +88,10 @@ def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
             os.kill(pid, signum)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, forward)
-    line = replies.readline()  # blocks until the zygote reports the kernel's end
-    if not line:
+    line = next_line(conn, watch, pending)  # until the zygote reports the kernel's end
+    if not line:  # the zygote hung up, or the parent ended (then closing the connection ends the kernel)
         return 1
     return os.waitstatus_to_exitcode(protocol.read_line(protocol.KernelEnded, line)["exit"]) % 256
-
 
 if __name__ == "__main__":
     sys.exit(main(*sys.argv[1:]))
