@@ -22,29 +22,35 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from classgrader.in_kernel import protocol
 
 
+class ParentGone(Exception):
+    """The process that started the relay has ended."""
+
+
 def watch_parent() -> int | None:
-    """A pidfd of the process that started the relay, readable once that process has ended;
-    None if it has ended already. jupyter_client names it in JPY_PARENT_PID: a relay orphaned
-    before it got here has another parent by now."""
+    """A pidfd of the process that started the relay, readable once that process has ended (None
+    on a Linux before 5.3, which has none). jupyter_client names that process in JPY_PARENT_PID:
+    a relay orphaned before it got here has another parent by now."""
     parent = os.getppid()
     if os.environ.get("JPY_PARENT_PID", str(parent)) != str(parent):
-        return None
+        raise ParentGone
     try:
         watch = os.pidfd_open(parent)
     except ProcessLookupError:
+        raise ParentGone from None
+    except OSError:  # ENOSYS: the relay then ends with its kernel, not with its parent
         return None
     if os.getppid() != parent:  # it ended between the two looks
         os.close(watch)
-        return None
+        raise ParentGone
     return watch
 
 
-def next_line(conn: socket.socket, watch: int, pending: bytearray) -> bytes | None:
-    """The zygote's next line (b"" if it hung up), or None once the relay's parent has ended."""
+def next_line(conn: socket.socket, watch: int | None, pending: bytearray) -> bytes:
+    """The zygote's next line, b"" if it hung up; ParentGone once the relay's parent has ended."""
     while b"\n" not in pending:
-        ready, _, _ = select.select([conn.fileno(), watch], [], [])
+        ready, _, _ = select.select([conn.fileno()] + ([watch] if watch is not None else []), [], [])
         if watch in ready:
-            return None
+            raise ParentGone
         chunk = conn.recv(65536)
         if not chunk:
             return b""
@@ -56,11 +62,16 @@ def next_line(conn: socket.socket, watch: int, pending: bytearray) -> bytes | No
 
 
 def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
-    # A relay whose parent has gone has no one to serve: without this, the kernel of a grading
-    # worker killed mid-kernel ran on until the class run's end, a stalled one spinning.
-    watch = watch_parent()
-    if watch is None:
+    # A relay whose parent has gone has no one to serve; ending closes its connection, and the
+    # zygote then ends its kernel (which would else run on, a stalled one spinning, until the
+    # zygote's own end).
+    try:
+        return relay(zygote, connection_file, jail, watch_parent(), *arguments)
+    except ParentGone:
         return 1
+
+
+def relay(zygote: str, connection_file: str, jail: str, watch: int | None, *arguments: str) -> int:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(zygote)
     request: protocol.KernelWanted = {
@@ -69,8 +80,6 @@ def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
     socket.send_fds(conn, [protocol.line(request)], [0, 1, 2])
     pending = bytearray()
     first = next_line(conn, watch, pending)
-    if first is None:  # its parent ended: closing the connection ends the kernel
-        return 1
     if not first:  # the zygote failed while importing, or was stopped
         print("kernel start failed: the kernel zygote closed the connection", file=sys.stderr, flush=True)
         return 1
@@ -89,9 +98,10 @@ def main(zygote: str, connection_file: str, jail: str, *arguments: str) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, forward)
     line = next_line(conn, watch, pending)  # until the zygote reports the kernel's end
-    if not line:  # the zygote hung up, or the parent ended (then closing the connection ends the kernel)
+    if not line:
         return 1
     return os.waitstatus_to_exitcode(protocol.read_line(protocol.KernelEnded, line)["exit"]) % 256
+
 
 if __name__ == "__main__":
     sys.exit(main(*sys.argv[1:]))
