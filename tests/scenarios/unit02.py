@@ -310,6 +310,10 @@ def init_weight(shape, device, scale=0.01):
 def init_weight(shape, device, scale=0.01):
     return torch.randn(shape, device=device, requires_grad=True)
 """}),
+    Mutant("init_weight/scaled-uniform", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return ((torch.rand(shape, device=device) * 2 - 1) * scale * 3 ** 0.5).requires_grad_()
+"""}),  # the right mean and standard deviation, but uniform values, not the normal ones the text asks for
     Mutant("init_weight/float64", {"q5_init_weight_answer": """
 def init_weight(shape, device, scale=0.01):
     return (torch.randn(shape, device=device, dtype=torch.float64) * scale).requires_grad_()
