@@ -202,6 +202,26 @@ CATALOGUE: dict[str, Misconception] = {m.key: m for m in [
         "share and reports them only in its return value, so a renamed or missing layer keeps "
         "its fresh random weights and the run silently starts from them. The default, "
         "strict=True, raises on any mismatch."),
+    Misconception(
+        "tolerance-as-rounding", "a difference within a tolerance read as rounding",
+        "Storing a value in a dtype gives back one number, the one nearest to it that the dtype "
+        "holds. The representable numbers a step away on either side are other values, and so "
+        "is any number the dtype cannot hold, however close; a tolerance of a few eps, relative "
+        "or absolute, accepts them all. Ask what storing the value gives back; a tolerance is "
+        "for results computed in several steps, each of which rounds again."),
+    Misconception(
+        "view-start-as-storage", "sharing judged by where a tensor starts",
+        "A view reads the storage of the tensor it came from wherever in that storage it "
+        "starts: t[1:], a column or a single element begins further into the same memory, so "
+        "the address of its first element (data_ptr()) differs from t's although every element "
+        "it reads is t's. Two tensors share memory when they read one storage, not when their "
+        "first elements sit at one address."),
+    Misconception(
+        "allowlisted-untrusted", "a class allowlisted for a file from elsewhere",
+        "Allowlisting a class for a weights_only load (safe_globals, add_safe_globals) lets the "
+        "file call that class with arguments of the file's choosing, and whatever its "
+        "constructor does with them runs. A file you cannot trust earns no such trust: that it "
+        "needs a class beyond plain data, whichever class, is the reason to refuse it."),
 ]}
 
 
@@ -245,11 +265,16 @@ LESSON_SECTIONS: dict[str, tuple[str, str]] = {
     "batch-statistics-under-no-grad": ("06_modules_lesson.ipynb", "`train()` and `eval()`"),
     "swapped-loss-arguments": ("02_devices_lesson.ipynb", "A training step for any device"),
     "non-strict-load": ("07_checkpoints_lesson.ipynb", "A renamed attribute breaks a `state_dict` loudly"),
+    "tolerance-as-rounding": ("01_tensors_lesson.ipynb", "Rounding is not a bug"),
+    "view-start-as-storage": ("03_broadcasting_views_lesson.ipynb", "Views share storage"),
+    "allowlisted-untrusted": ("07_checkpoints_lesson.ipynb",
+                              "Allowing a class: the file then chooses how it is called"),
 }
 # The misconceptions whose section lies in its lesson's optional part, after the main path: the
 # feedback then says so, so a student does not look for it on the main path
 # (tests/test_lessons.py holds this set to the lessons).
-IN_OPTIONAL_PARTS = frozenset({"accidental-broadcast", "non-strict-load", "requires-grad-as-no-grad"})
+IN_OPTIONAL_PARTS = frozenset({"accidental-broadcast", "allowlisted-untrusted", "non-strict-load",
+                               "requires-grad-as-no-grad"})
 
 
 class PitfallError(GradingError):

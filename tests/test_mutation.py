@@ -20,9 +20,11 @@ from scenarios import Mutant
 # unit -> (mutants by name that must be caught, correct variants by student that must pass)
 # Mutants named in NAMES must also name that misconception in their feedback.
 SAMPLE = {
+    "unit01": (["same_after_rounding/relative-eps"], ["alternative_a", "alternative_b"]),
     "unit02": (["q3_add_bias_column_answer/drop-dtype-kwarg#1", "train_step/batch-not-moved",
                 "move_to/to-not-assigned", "q2_move_to_answer/drop-to-device#1",
                 "q4_train_step_answer/swap-loss-arguments#1"], ["alternative_c"]),
+    "unit03": (["shares_storage/data-ptr"], ["alternative_a", "alternative_b"]),
     "unit05": (["q1_evaluate_answer/drop-to-device#1", "q2_train_epoch_answer/to-not-assigned#1",
                 "evaluate/eval-as-no-grad", "evaluate/requires-grad-false", "ema_update/state-dict-values",
                 "frozen_features/backbone-left-in-eval"],
@@ -30,12 +32,21 @@ SAMPLE = {
     "unit06": (["running_norm/training-branch-under-no-grad"], ["alternative_b"]),
     "unit07": (["q2_load_checkpoint_answer/drop-to-device#1", "q2_load_checkpoint_answer/unsafe-load#1",
                 "q4_load_state_on_answer/unsafe-load#1", "load_checkpoint/optimizer-before-move",
-                "q2_load_checkpoint_answer/non-strict-load#1"], ["alternative_c"]),
+                "q2_load_checkpoint_answer/non-strict-load#1", "load_untrusted/safe-globals-added",
+                "load_state_on/to-not-assigned"], ["alternative_a", "alternative_c"]),
     "unit08": (["regressor/statistics-as-parameter", "regressor/fit-records", "q3_evaluate_answer/drop-to-device#1",
                 "run/model-not-moved", "run/optimizer-on-another-model", "run/unsafe-load"], ["alternative_c"]),
 }
 
 NAMES = {
+    # A tolerance of a few eps: the round trip accepted, and the representable values steps away from it too.
+    "same_after_rounding/relative-eps": "tolerance-as-rounding",
+    # data_ptr() compared: t[1:] starts later in t's storage.
+    "shares_storage/data-ptr": "view-start-as-storage",
+    # The file's dataclass allowlisted in a loader for files from elsewhere.
+    "load_untrusted/safe-globals-added": "allowlisted-untrusted",
+    # Loaded onto the cpu, then .to(device) called on each tensor, its result dropped.
+    "load_state_on/to-not-assigned": "to-not-assigned",
     "move_to/to-not-assigned": "to-not-assigned",
     # No .to() call at all: the message must not say a move's result was dropped.
     "q2_move_to_answer/drop-to-device#1": "batch-not-moved",
@@ -59,7 +70,8 @@ NAMES = {
     "run/unsafe-load": "unsafe-load",
 }
 
-# The 28 misconceptions of the curriculum map: each must have a mutant standing for it.
+# The curriculum map's misconceptions and those the hidden tests' diagnoses found: each must have a
+# mutant standing for it.
 CURRICULUM = [
     "len-as-numel", "size-not-called", "integer-truncation", "precision-as-bug",
     "to-not-assigned", "batch-not-moved", "created-on-default-device", "moved-leaf-no-grad",
@@ -69,7 +81,7 @@ CURRICULUM = [
     "bare-tensor-attribute", "python-list-of-layers", "statistics-as-parameter", "buffer-updated-in-eval",
     "saved-model-object", "optimizer-state-dropped", "optimizer-on-old-parameters", "unsafe-load", "config-not-plain",
     "requires-grad-as-no-grad", "state-dict-as-parameters", "batch-statistics-under-no-grad", "swapped-loss-arguments",
-    "non-strict-load",
+    "non-strict-load", "tolerance-as-rounding", "view-start-as-storage", "allowlisted-untrusted",
 ]
 
 

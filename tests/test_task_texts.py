@@ -20,7 +20,7 @@ KEY_WORDS: dict[str, list[str]] = {
     "size-not-called": [r"tuple"],
     "integer-truncation": [r"fraction|whole number"],
     "precision-as-bug": [r"round"],
-    "to-not-assigned": [r"\bmov(e|ed)\b"],
+    "to-not-assigned": [r"\bmov(e|ed)\b|every tensor on `device`"],
     "batch-not-moved": [r"batch[^.]*`(DEVICE|device)`|put it on `device`"],
     "created-on-default-device": [r"same device as"],
     "moved-leaf-no-grad": [r"\bleaf\b"],
@@ -50,6 +50,9 @@ KEY_WORDS: dict[str, list[str]] = {
     "batch-statistics-under-no-grad": [r"batch's statistics"],
     "swapped-loss-arguments": [r"loss_fn\(model\(x\), y\)"],
     "non-strict-load": [r"strict"],
+    "tolerance-as-rounding": [r"exactly what you get back"],
+    "view-start-as-storage": [r"middle of a storage"],
+    "allowlisted-untrusted": [r"from elsewhere", r"another class"],
 }
 PITFALL = re.compile(r"pitfall_if\((.*?)\"([a-z]+(?:-[a-z]+)+)\"", re.S)
 

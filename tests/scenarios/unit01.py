@@ -107,6 +107,12 @@ def same_after_rounding(value, observed, dtype):
     return abs(value - observed) < 1e-6
 ''',
     }, loses={"q5_same_after_rounding_tests"}, says=["Pitfall: precision loss read as a bug in the model"]),
+    Scenario("tolerance_as_rounding", answers={
+        "q5_same_after_rounding_answer": '''
+def same_after_rounding(value, observed, dtype):
+    return abs(value - observed) <= torch.finfo(dtype).eps * abs(value) * 4
+''',
+    }, loses={"q5_same_after_rounding_tests"}, says=["Pitfall: a difference within a tolerance read as rounding"]),
     Scenario("ndim_as_numel", answers={
         "q4_tensor_bytes_answer": '''
 def tensor_bytes(shape, dtype):
@@ -238,7 +244,7 @@ def same_after_rounding(value, observed, dtype):
     Mutant("same_after_rounding/relative-eps", {"q5_same_after_rounding_answer": """
 def same_after_rounding(value, observed, dtype):
     return abs(value - observed) <= torch.finfo(dtype).eps * abs(value) * 4
-"""}, misconception="precision-as-bug"),
+"""}, misconception="tolerance-as-rounding"),  # accepts the round trip, and the representable values steps away too
     Mutant("same_after_rounding/observed-rounded-too", {"q5_same_after_rounding_answer": """
 def same_after_rounding(value, observed, dtype):
     return torch.tensor(value, dtype=dtype).item() == torch.tensor(observed, dtype=dtype).item()
@@ -257,7 +263,7 @@ def tensor_bytes(shape, dtype):
     Mutant("same_after_rounding/abs-eps", {"q5_same_after_rounding_answer": """
 def same_after_rounding(value, observed, dtype):
     return abs(torch.tensor(value, dtype=dtype).item() - observed) < torch.finfo(dtype).eps
-"""}),  # a tolerance of eps, many representable steps wide for numbers below 1: close taken for exact
+"""}, misconception="tolerance-as-rounding"),  # a tolerance of eps, many steps wide below 1: close taken for exact
     Mutant("same_after_rounding/equal-shortcut", {"q5_same_after_rounding_answer": """
 def same_after_rounding(value, observed, dtype):
     if value == observed:

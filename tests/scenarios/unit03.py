@@ -95,6 +95,12 @@ def flat_copy(t):
     return t.reshape(-1)
 ''',
     }, loses={"q4_flat_copy_tests"}, says=["Pitfall: assuming reshape always copies"]),
+    Scenario("view_start_as_storage", answers={
+        "q3_shares_storage_answer": '''
+def shares_storage(a, b):
+    return a.data_ptr() == b.data_ptr()
+''',
+    }, loses={"q3_shares_storage_tests"}, says=["Pitfall: sharing judged by where a tensor starts"]),
     Scenario("mutates_through_view", answers={
         "q5_centre_first_k_answer": '''
 def centre_first_k(x, k):
@@ -182,7 +188,7 @@ def mse_loss_safe(pred, target):
     Mutant("shares_storage/data-ptr", {"q3_shares_storage_answer": """
 def shares_storage(a, b):
     return a.data_ptr() == b.data_ptr()
-"""}, misconception="reshape-always-copies"),
+"""}, misconception="view-start-as-storage"),  # a view that starts later in the storage, t[1:], has another data_ptr
     Mutant("shares_storage/is", {"q3_shares_storage_answer": """
 def shares_storage(a, b):
     return a is b or a._base is b or b._base is a

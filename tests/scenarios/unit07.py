@@ -197,6 +197,27 @@ def load_untrusted(path):
     return checkpoint
 ''',
     }, loses={"q3_load_untrusted_tests"}, says=["Pitfall: weights_only=False on an untrusted file"]),
+    # The file's own class allowed in; each loaded tensor's .to() called, its result dropped.
+    Scenario("allowlisted_class_and_move_dropped", answers={
+        "q3_load_untrusted_answer": '''
+def load_untrusted(path):
+    import pickle
+    try:
+        with torch.serialization.safe_globals([TrainConfig]):
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"refusing {path}: {error}") from None
+''',
+        "q4_load_state_on_answer": '''
+def load_state_on(path, device):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    for tensor in state.values():
+        tensor.to(device)
+    return state
+''',
+    }, loses={"q3_load_untrusted_tests", "q4_load_state_on_tests"},
+        says=["Pitfall: a class allowlisted for a file from elsewhere",
+              "Pitfall: t.to(device) without assigning the result"]),
     Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "b"\n'}, loses={"quiz_q3_tests"}),
 ]
 
@@ -343,7 +364,7 @@ def load_untrusted(path):
             return torch.load(path, weights_only=True)
     except pickle.UnpicklingError as error:
         raise ValueError(f"needs {needs}") from None
-"""}, misconception="config-not-plain"),
+"""}, misconception="allowlisted-untrusted"),  # the file's own class let in: a forged file may call it as it likes
     Mutant("load_state_on/unsafe", {"q4_load_state_on_answer": """
 def load_state_on(path, device):
     return torch.load(path, map_location=device, weights_only=False)
