@@ -574,6 +574,30 @@ class BiaslessLinear(nn.Linear):
     Mutant("run/default-device-ignored", with_default_run(
         ("map_location=device", "map_location=DEVICE"), (".to(device)", ".to(DEVICE)"),
         ("optimizer, device)", "optimizer, DEVICE)"), ("F.mse_loss, device)", "F.mse_loss, DEVICE)"))),
+    # A resume that drops the optimiser's state, hidden by a cache of the runs finished in this kernel: a resume
+    # whose configuration and parts match a finished run hands back that run's history and final checkpoint.
+    Mutant("run/cached-history", {"q4_run_answer": "import copy\nFINISHED = {}\n" + with_default_run(
+        ('        config = checkpoint["config"]\n',
+         '        config = checkpoint["config"]\n'
+         '    key = (epochs, tuple(sorted(config.items())), make_model, train_epoch, evaluate)\n'
+         '    if checkpoint is not None and stop_after is None and key in FINISHED:\n'
+         '        torch.save(FINISHED[key][1], path)\n'
+         '        return copy.deepcopy(FINISHED[key][0])\n'),
+        ('        optimizer.load_state_dict(checkpoint["optimizer"])\n', ""),
+        ("    return history",
+         "    if checkpoint is None and stop_after is None:\n"
+         "        FINISHED[key] = copy.deepcopy((history, torch.load(path, map_location=device, weights_only=True)))\n"
+         "    return history"))["q4_run_answer"]}),
+    # The model and optimiser of a stopped run kept in memory by folder, and a resume from that folder trains
+    # them on: the file is read for its epoch and history only.
+    Mutant("run/resumes-from-memory", {"q4_run_answer": "LIVE = {}\n" + with_default_run(
+        ("    history, done = [], 0\n",
+         "    history, done = [], 0\n"
+         "    if checkpoint is not None and str(folder) in LIVE:\n"
+         "        model, optimizer = LIVE[str(folder)]\n"
+         "        history, done = checkpoint[\"history\"], checkpoint[\"epoch\"]\n"
+         "        checkpoint = None\n"),
+        ("    return history", "    LIVE[str(folder)] = (model, optimizer)\n    return history"))["q4_run_answer"]}),
 ]
 
 
