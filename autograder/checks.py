@@ -441,3 +441,42 @@ def watch_loss_order(model, loss_fn):
         swapped.append(from_model(target) and not from_model(input))
         return loss_fn(input, target, *args, **kwargs)
     return loss, swapped
+
+
+def broadcasts_asked(call, shapes) -> list[str]:
+    """What `call()` asked PyTorch while it ran (its result or error is dropped): each call of
+    torch.broadcast_shapes, however it was named (torch.broadcast_shapes and torch.functional's
+    both end in torch._refs._broadcast_shapes), and each operation on tensors, on any device,
+    that read or made a tensor of one of `shapes`: broadcasting tensors made to those shapes.
+    For an exercise that asks for the rules worked out by hand; numpy is not watched."""
+    import torch._refs
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    wanted = {tuple(shape) for shape in shapes}
+    asked: list[str] = []
+
+    def of_a_shape(values) -> bool:
+        return any(isinstance(v, torch.Tensor) and tuple(v.shape) in wanted
+                   for v in torch.utils._pytree.tree_leaves(values))
+
+    class Noting(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            if of_a_shape((args, kwargs)) or of_a_shape(result):
+                asked.append(f"torch's {func.overloadpacket.__name__} on tensors of those shapes")
+            return result
+
+    real = torch._refs._broadcast_shapes
+
+    def noted(*given):
+        asked.append("torch.broadcast_shapes")
+        return real(*given)
+    torch._refs._broadcast_shapes = noted
+    try:
+        with Noting():
+            call()
+    except Exception:  # what it returned or raised is for the checks; here only what it asked
+        pass
+    finally:
+        torch._refs._broadcast_shapes = real
+    return list(dict.fromkeys(asked))

@@ -934,6 +934,26 @@ def test_watch_moves_sees_a_move_whose_result_is_dropped():
     assert y.to("meta").device.type == "meta" and moves == [0, 1]
 
 
+def test_broadcasts_asked_sees_pytorch_asked_however_it_is_named_and_not_the_rules():
+    from torch.functional import broadcast_shapes as renamed
+
+    from autograder.checks import broadcasts_asked
+    a, b = (5, 1, 3), (4, 1)
+
+    def rules():
+        n = max(len(a), len(b))
+        x, y = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        return tuple(q if p == 1 else p for p, q in zip(x, y))
+    assert broadcasts_asked(rules, [a, b]) == []
+    assert broadcasts_asked(lambda: torch.broadcast_shapes(a, b), [a, b]) == ["torch.broadcast_shapes"]
+    assert broadcasts_asked(lambda: renamed(a, b), [a, b]) == ["torch.broadcast_shapes"]
+    on_meta = broadcasts_asked(lambda: (torch.empty(a, device="meta") + torch.empty(b, device="meta")).shape, [a, b])
+    assert "torch's add on tensors of those shapes" in on_meta
+    # One that cannot broadcast: the error it raises is dropped, what it asked is kept.
+    assert broadcasts_asked(lambda: torch.zeros(5, 3) + torch.zeros(4), [(5, 3), (4,)]) != []
+    assert torch.broadcast_shapes((2, 1), (3,)) == (2, 3)  # put back as it was
+
+
 def test_watch_loss_order_tells_a_swapped_call_from_a_right_one():
     from autograder.checks import watch_loss_order
     model = torch.nn.Linear(2, 1)

@@ -133,6 +133,20 @@ EQUIVALENT = {
 
 # Hand-written wrong answers for the mutation check (tests/mutation.py), where no regex says it.
 MUTANTS = [
+    Mutant("broadcast_shape/asks-torch", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    try:
+        return tuple(torch.broadcast_shapes(a, b))
+    except RuntimeError as error:
+        raise ValueError(str(error)) from None
+"""}),  # PyTorch asked, where the exercise asks for the rules worked out
+    Mutant("broadcast_shape/asks-meta-tensors", {"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    try:
+        return tuple((torch.empty(a, device="meta") + torch.empty(b, device="meta")).shape)
+    except RuntimeError as error:
+        raise ValueError(str(error)) from None
+"""}),  # tensors of no memory, broadcast by PyTorch all the same
     Mutant("broadcast_shape/align-left", {"q1_broadcast_shape_answer": """
 def broadcast_shape(a, b):
     n = max(len(a), len(b))
@@ -159,14 +173,21 @@ def broadcast_shape(a, b):
 """}),
     Mutant("broadcast_shape/runtime-error", {"q1_broadcast_shape_answer": """
 def broadcast_shape(a, b):
-    return tuple(torch.broadcast_shapes(a, b))
-"""}),
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(f"{x} against {y}")
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+"""}),  # the rules right, but the error PyTorch raises, not the ValueError asked for
     Mutant("broadcast_shape/list", {"q1_broadcast_shape_answer": """
 def broadcast_shape(a, b):
-    try:
-        return list(torch.broadcast_shapes(a, b))
-    except RuntimeError as error:
-        raise ValueError(str(error))
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"{x} against {y}")
+    return [y if x == 1 else x for x, y in zip(a, b)]
 """}),
     Mutant("mse_loss_safe/column-vs-flat", {"q2_mse_loss_safe_answer": """
 def mse_loss_safe(pred, target):
