@@ -28,11 +28,13 @@ class ParentGone(Exception):
 
 def watch_parent() -> int | None:
     """A pidfd of the process that started the relay, readable once that process has ended (None
-    on a Linux before 5.3, which has none). jupyter_client names that process in JPY_PARENT_PID:
-    a relay orphaned before it got here has another parent by now."""
+    where there is none: a Linux before 5.3, another system). jupyter_client names that process
+    in JPY_PARENT_PID: a relay orphaned before it got here has another parent by now."""
     parent = os.getppid()
     if os.environ.get("JPY_PARENT_PID", str(parent)) != str(parent):
         raise ParentGone
+    if not hasattr(os, "pidfd_open"):
+        return None
     try:
         watch = os.pidfd_open(parent)
     except ProcessLookupError:
