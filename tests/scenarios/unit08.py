@@ -598,6 +598,37 @@ class BiaslessLinear(nn.Linear):
          "        history, done = checkpoint[\"history\"], checkpoint[\"epoch\"]\n"
          "        checkpoint = None\n"),
         ("    return history", "    LIVE[str(folder)] = (model, optimizer)\n    return history"))["q4_run_answer"]}),
+    # hidden=16 is the default the task gives; another width is a model of another size.
+    Mutant("regressor/default-hidden",
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace("hidden=16", "hidden=32")}),
+    # std started at zeros as mean is: an unfitted model divides by zero.
+    Mutant("regressor/std-starts-at-zero",
+           regressor(statistics=BUFFERS.replace("torch.ones(in_features)", "torch.zeros(in_features)"))),
+    # Switched to eval mode for the epoch: dropout off while it trains, and the caller's model left in eval mode.
+    Mutant("train_epoch/trains-in-eval-mode",
+           {"q2_train_epoch_answer": train_epoch()["q2_train_epoch_answer"].replace(
+               "    total, count = 0.0, 0\n", "    model.eval()\n    total, count = 0.0, 0\n")}),
+    # The model's own flag set back, its submodules (the dropout among them) left in eval mode.
+    Mutant("evaluate/training-flag-set-on-model-only", evaluate(restore="model.training = was_training"),
+           misconception="mode-not-restored"),
+    # stop_after taken for the last epoch, whatever `epochs` says: a stop past it runs extra epochs.
+    Mutant("run/stop-after-past-epochs", with_default_run(
+        ("for epoch in range(done + 1, epochs + 1):", "for epoch in range(done + 1, (stop_after or epochs) + 1):"))),
+    Mutant("run/stop-after-without-min", with_default_run(
+        ("for epoch in range(done + 1, epochs + 1):",
+         "last = epochs if stop_after is None else stop_after\n    for epoch in range(done + 1, last + 1):"),
+        ("        if stop_after is not None and epoch >= stop_after:\n            break\n", ""))),
+    # A config handed to a resume preferred to the one the checkpoint holds.
+    Mutant("run/config-argument-over-file", with_default_run(
+        ('    path = Path(folder) / "checkpoint.pt"\n',
+         '    path = Path(folder) / "checkpoint.pt"\n    given = config\n'),
+        ('        config = checkpoint["config"]\n', '        config = given or checkpoint["config"]\n'))),
+    # Rebuilt from the file's config, but the config handed in (or the default) saved: the next resume breaks.
+    Mutant("run/saves-argument-config", with_default_run(
+        ('        config = checkpoint["config"]\n',
+         '        saved_config = config\n        config = checkpoint["config"]\n'
+         '    else:\n        saved_config = config\n'),
+        ('"config": config,', '"config": saved_config,'))),
 ]
 
 
