@@ -8,9 +8,10 @@ SavedTensorCount: what autograd recorded during a block: the tensors it saved fo
     evaluated under it records a graph while an outer counter of saved tensors sees nothing.
 GraphLeakProbe: wraps a loss function so each batch's graph carries a marker leaf; markers
     of batches older than the previous one that are still alive mean the caller keeps old
-    graphs alive (the `total += loss` bug). It sees only the graphs of losses computed
-    through it: when fewer losses came through it than the batches of one pass over its
-    batches, it vouches for nothing, and reading most_alive fails with the counts.
+    graphs alive (the `total += loss` bug), however many losses a batch computed. It sees only
+    the graphs of losses computed through it: when fewer losses came through it than the
+    batches of one pass over its batches, it vouches for nothing, and reading most_alive fails
+    with the counts.
 
 What a probe observes is kept where the probed code cannot reach it: never in an attribute of
 an object handed to that code (a GraphLeakProbe is the loss function it is given), but in this
@@ -77,12 +78,18 @@ class _Evidence:
 
     def __init__(self, loss_fn):
         self.loss_fn = loss_fn
-        self.markers = []          # weak references, one per loss computed
+        self.markers = []          # (batches handed out by then, a weak reference), one per loss computed
+        self.handed = 0            # batches handed out, every pass
         self.most_alive = 0        # the worst count of stale graphs seen
         self.most_in_a_pass = 0    # the most batches handed out by one pass over the batches
 
     def stale_graphs(self) -> int:
-        return sum(ref() is not None for ref in self.markers[:-1])
+        """Graphs still alive of losses before the latest batch; with no batch handed out, of losses
+        before the latest one. By batch, not by loss: a loop may compute a batch's loss twice (once
+        to step, once under no_grad to log it) and still keep no old graph."""
+        if not self.handed:
+            return sum(ref() is not None for _, ref in self.markers[:-1])
+        return sum(ref() is not None for batch, ref in self.markers if batch < self.handed)
 
     def check(self) -> None:
         self.most_alive = max(self.most_alive, self.stale_graphs())
@@ -109,7 +116,7 @@ class GraphLeakProbe:
     def __call__(self, prediction, target):
         evidence = _EVIDENCE[self]
         marker = _ones((), device=prediction.device, requires_grad=True)
-        evidence.markers.append(weakref.ref(marker))
+        evidence.markers.append((evidence.handed, weakref.ref(marker)))
         return evidence.loss_fn(prediction, target) * marker  # same value, marker in the graph
 
     @property
@@ -147,5 +154,6 @@ class _Checked:
         for handed, batch in enumerate(self.loader, 1):
             evidence.check()
             evidence.most_in_a_pass = max(evidence.most_in_a_pass, handed)
+            evidence.handed += 1
             yield batch
         evidence.check()

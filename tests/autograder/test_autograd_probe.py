@@ -49,6 +49,30 @@ def test_leak_probe_tells_the_two_loops_apart(covered):
     covered("GraphLeakProbe: 0 stale graphs for .item(), 5 of 6 for total += loss")
 
 
+def test_a_batch_whose_loss_is_computed_again_to_log_it_keeps_no_old_graph(covered):
+    """Two losses a batch (one to step, one under no_grad to log): what counts is the batch whose
+    graph is alive, not the loss; the second loss never made the first one's graph old."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(6)]
+    for keep in (False, True):
+        probe, kept = GraphLeakProbe(F.mse_loss), []
+        for x, y in probe.batches(data):
+            optimizer.zero_grad()
+            loss = probe(model(x), y)
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                logged = probe(model(x), y).item()
+            if keep:
+                kept.append(loss)
+        assert isinstance(logged, float)
+        assert probe.most_alive == (5 if keep else 0)
+    covered("GraphLeakProbe: a batch's loss computed again under no_grad to log it keeps no old graph; "
+            "the step's losses kept in a list still show 5 stale graphs")
+
+
 def test_a_loss_computed_by_another_function_than_the_probe_fails_closed(covered):
     # F.mse_loss named in the loop instead of the loss it was handed: the probe sees no graph,
     # so it vouches for none, and every graph kept alive would go unseen.
