@@ -408,6 +408,44 @@ def walk_graph(t):
         stack.extend(n for n, _ in node.next_functions)
     return {"ops": ops, "leaves": leaves[:4]}
 """}),  # no more leaves kept than the small graphs have
+    Mutant("descend/w0-set-to-require-grad", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w0.requires_grad_(True)
+    w = w0.detach().clone()
+    for _ in range(steps):
+        w.requires_grad_(True)
+        (grad,) = torch.autograd.grad(f(w), w)
+        w = (w - lr * grad).detach()
+    return w
+"""}),  # w0's values untouched, its requires_grad switched on
+    Mutant("descend/result-squeezed", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone().requires_grad_(True)
+    for _ in range(steps):
+        f(w).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad.zero_()
+    return w.detach().squeeze()
+"""}),  # a w0 of shape (1,) comes back 0-dim
+    Mutant("intermediate_grad/result-squeezed", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), h)
+    return grad.squeeze()
+"""}),  # one example or one output column: a dimension of h lost
+    Mutant("manual_grad/pred-squeezed", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = (x @ w + b).squeeze()
+    n = x.shape[0]
+    return 2 * x.T @ pred / n, 2 * pred.sum() / n
+"""}),  # one example: pred is 0-dim, and x.T @ pred raises
+    Mutant("manual_grad/dw-squeezed", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    n = x.shape[0]
+    return (2 * torch.mm(x.T, pred.unsqueeze(1)) / n).squeeze(), 2 * pred.mean()
+"""}),  # one feature: dw is 0-dim instead of (1,)
 ]
 
 

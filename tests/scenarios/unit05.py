@@ -597,6 +597,17 @@ def frozen_features(backbone, x):
     torch.set_grad_enabled(False)
     return backbone(x)
 """}),
+    # The backbone's requires_grad switched off for the call and each flag put back: an x that
+    # requires grad is still recorded.
+    Mutant("frozen_features/requires-grad-off-and-restored", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    flags = [p.requires_grad for p in backbone.parameters()]
+    backbone.requires_grad_(False)
+    out = backbone(x)
+    for p, flag in zip(backbone.parameters(), flags):
+        p.requires_grad_(flag)
+    return out
+"""}, misconception="missing-no-grad"),
 ]
 
 
