@@ -520,4 +520,77 @@ class PositionalScale(nn.Module):
     def forward(self, x):
         return x * self.scale
 """}),
+    Mutant("running_norm/default-eps-changed", {"q1_running_norm_answer": running_norm(BUFFERS, TRAIN_EVAL)[
+        "q1_running_norm_answer"].replace("eps=1e-5", "eps=1e-8")}),  # a default eps other than 1e-5
+    Mutant("mlp/relu6", {"q2_mlp_answer": """
+import torch.nn.functional as F
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = F.relu6(x)
+        return x
+"""}),  # ReLU capped at 6: the same numbers until a hidden value passes 6
+    Mutant("mlp/one-layer-per-shape", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        made = {}
+        self.layers = nn.ModuleList(made.setdefault((a, b), nn.Linear(a, b)) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # two layers of the same size are one shared layer
+    Mutant("positional_scale/in-place-forward", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(length, dtype=torch.float32)))
+
+    def forward(self, x):
+        return x.mul_(self.scale)
+"""}),  # the caller's x scaled too
+    Mutant("positional_scale/row-buffer", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(length, dtype=torch.float32)).unsqueeze(0))
+
+    def forward(self, x):
+        return x * self.scale
+"""}),  # a (1, length) scale: right for a batch of rows, a (1, length) result for an x of shape (length,)
+    Mutant("parameter_count/children-only", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    params = {id(p): p for child in model.children() for p in child.parameters()}.values()
+    return {"trainable": sum(p.numel() for p in params if p.requires_grad),
+            "frozen": sum(p.numel() for p in params if not p.requires_grad),
+            "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # a module's own parameters, as a lone nn.Linear holds them, never counted
+    Mutant("parameter_count/data-ptr-dedup", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    unique = {p.data_ptr(): p for p in model.parameters()}.values()
+    return {"trainable": sum(p.numel() for p in unique if p.requires_grad),
+            "frozen": sum(p.numel() for p in unique if not p.requires_grad),
+            "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # on meta every tensor's data_ptr() is 0: all parameters taken for one
+    Mutant("parameter_count/equal-values-deduplicated", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    unique = []
+    for p in model.parameters():
+        if not any(p.shape == q.shape and torch.equal(p, q) for q in unique):
+            unique.append(p)
+    return {"trainable": sum(p.numel() for p in unique if p.requires_grad),
+            "frozen": sum(p.numel() for p in unique if not p.requires_grad),
+            "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # a parameter taken for shared when another holds the same numbers
 ]

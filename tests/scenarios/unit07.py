@@ -98,7 +98,7 @@ def load_untrusted(path):
 """,
         "q4_load_state_on_answer": """
 def load_state_on(path, device):
-    state = torch.load(path, map_location={"cuda:0": "cpu", "cpu": "cpu"}, weights_only=True)
+    state = torch.load(path, map_location=lambda storage, location: storage, weights_only=True)
     return {name: value.to(device) for name, value in state.items()}
 """,
     }),
@@ -482,6 +482,50 @@ def save_checkpoint(path, model, optimizer, epoch, config):
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
                 "config": dataclasses.asdict(config), "saved_to": Path(path)}, path)
 """}),
+    Mutant("save_checkpoint/model-put-in-training", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    model.train()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),
+    Mutant("save_checkpoint/eval-then-train", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    model.eval()
+    state = model.state_dict()
+    model.train()
+    torch.save({"model": state, "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),  # a model handed over in evaluation mode comes back training
+    Mutant("save_checkpoint/optimizer-state-moved-to-cpu", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor):
+                state[key] = value.cpu()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+"""}),  # the caller's optimiser left with its momentum on the cpu, its parameters on the accelerator
+    Mutant("load_untrusted/dict-or-list-only", {"q3_load_untrusted_answer": """
+import pickle
+def load_untrusted(path):
+    try:
+        data = torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"refusing {path}: {error}") from None
+    if not isinstance(data, (dict, list)):
+        raise ValueError(f"{path} does not hold a checkpoint")
+    return data
+"""}),  # a file holding one tensor is plain data too
+    Mutant("load_state_on/module-prefix-stripped", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    state = torch.load(path, map_location=device, weights_only=True)
+    return {name.removeprefix("module."): tensor for name, tensor in state.items()}
+"""}),
+    Mutant("load_state_on/cuda0-mapped-only", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    state = torch.load(path, map_location={"cuda:0": "cpu"}, weights_only=True)
+    return {name: tensor.to(device) for name, tensor in state.items()}
+"""}),  # a file saved on another GPU than the first still asks for it
 ]
 
 
