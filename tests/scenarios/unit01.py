@@ -284,6 +284,67 @@ def same_after_rounding(value, observed, dtype):
 def channel_means(img):
     return img.view(-1, img.shape[-1]).float().mean(dim=0)
 """}),  # view() of the pixels: a crop's strides allow no such view
+    Mutant("describe/extra-key", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": t.numel(), "ndim": t.dim()}
+"""}),  # a fifth key, where the text asks for exactly four
+    Mutant("classify_error/type-names-first", {"q2_classify_error_answer": """
+def classify_error(message):
+    if any(name in message for name in ("Long", "Int", "Float", "Double", "Half", "BFloat16", "Byte", "Bool")):
+        return "dtype"
+    text = message.lower()
+    if "device" in text:
+        return "device"
+    if any(word in text for word in ("dtype", "scalar type", "not implemented for", "cast")):
+        return "dtype"
+    return "shape"
+"""}),  # a type name read as a dtype error before the noun: expand(torch.FloatTensor{...}) names one in a shape error
+    Mutant("classify_error/device-names-first", {"q2_classify_error_answer": """
+def classify_error(message):
+    text = message.lower()
+    if any(word in text for word in ("device", "cpu", "cuda", "mps", "meta")):
+        return "device"
+    if any(word in text for word in ("dtype", "scalar type", "not implemented for", "cast", "floating point")):
+        return "dtype"
+    return "shape"
+"""}),  # "cpu" in a kernel's name ("mse_cpu" not implemented for 'Int') read as a device error
+    Mutant("classify_error/no-floating-point", {"q2_classify_error_answer": """
+def classify_error(message):
+    text = message.lower()
+    if "device" in text:
+        return "device"
+    if any(word in text for word in ("dtype", "scalar type", "not implemented for", "cast")):
+        return "dtype"
+    return "shape"
+"""}),  # "Expected a floating point or complex tensor as input. Got Long" (norm of integers) taken for a shape error
+    Mutant("tensor_bytes/zero-sizes-skipped", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    return math.prod(n for n in shape if n) * dtype.itemsize
+"""}),  # a size of 0 left out of the product: a tensor with no element counted as holding some
+    Mutant("tensor_bytes/at-least-one-element", {"q4_tensor_bytes_answer": """
+def tensor_bytes(shape, dtype):
+    return max(1, math.prod(shape)) * dtype.itemsize
+"""}),  # an empty tensor counted as one element
+    Mutant("same_after_rounding/mantissa-by-hand", {"q5_same_after_rounding_answer": """
+BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 24, torch.float64: 53}
+def same_after_rounding(value, observed, dtype):
+    if value == 0:
+        return observed == 0
+    mantissa, exponent = math.frexp(value)
+    bits = BITS[dtype]
+    return math.ldexp(round(mantissa * 2 ** bits), exponent - bits) == observed
+"""}),  # significant bits rounded by hand, the range forgotten: no inf past float16's largest, no subnormals
+    Mutant("same_after_rounding/clamped-to-largest", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    largest = torch.finfo(dtype).max
+    return torch.tensor(max(-largest, min(largest, value)), dtype=dtype).item() == observed
+"""}),  # a value past the dtype's range taken to store as its largest value, not as inf
+    Mutant("same_after_rounding/subnormals-flushed", {"q5_same_after_rounding_answer": """
+def same_after_rounding(value, observed, dtype):
+    if abs(value) < torch.finfo(dtype).tiny:
+        return observed == 0.0
+    return torch.tensor(value, dtype=dtype).item() == observed
+"""}),  # a value below the smallest normal number taken to store as 0
 ]
 
 

@@ -423,4 +423,63 @@ def init_weight(shape, device, scale=0.01):
         _BASE[key] = torch.randn(shape, device=device)
     return (_BASE[key] * scale).requires_grad_()
 """}),  # one draw per shape and device, reused by every later call
+    Mutant("move_to/bytes-as-sequence", {"q2_move_to_answer": """
+from collections.abc import Mapping, Sequence
+
+def move_to(batch, device):
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if isinstance(batch, Mapping):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, Sequence) and not isinstance(batch, str):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+"""}),  # any Sequence rebuilt: a bytes value comes back as another object, though it is no list or tuple
+    Mutant("move_to/empty-containers-kept", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if not isinstance(batch, (dict, list, tuple)) or not batch:
+        return batch
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    return type(batch)(move_to(value, device) for value in batch)
+"""}),  # an empty list or dict handed back itself: the structure returned holds the batch's own containers
+    Mutant("move_to/tensor-free-parts-kept", {"q2_move_to_answer": """
+def holds_tensor(batch):
+    if torch.is_tensor(batch):
+        return True
+    if isinstance(batch, dict):
+        return any(holds_tensor(value) for value in batch.values())
+    if isinstance(batch, (list, tuple)):
+        return any(holds_tensor(value) for value in batch)
+    return False
+
+def move_to(batch, device):
+    if not holds_tensor(batch):
+        return batch
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    return type(batch)(move_to(value, device) for value in batch)
+"""}),  # a list or dict with no tensor in it handed back itself, not built anew
+    Mutant("add_bias_column/through-float32", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    ones = torch.ones(x.shape[0], 1, device=x.device)
+    return torch.cat([x.float(), ones], dim=1).to(x.dtype)
+"""}),  # the right dtype in the end, but float64 values rounded to float32 on the way
+    Mutant("train_step/batch-cast-to-float32", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = (t.to(device, torch.float32) for t in batch)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""}),  # the batch cast on the way to the device: a float64 model gets float32 inputs
+    Mutant("init_weight/truncated-normal", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    return torch.nn.init.trunc_normal_(torch.empty(shape, device=device), std=scale).requires_grad_()
+"""}),  # values cut off at -2 and 2: not normal, and a spread under scale once scale nears 1
 ]

@@ -296,6 +296,14 @@ def flat_copy(t):
     flat = t.reshape(-1)
     return flat.clone() if flat.numel() <= 24 else flat
 """}, misconception="reshape-always-copies"),  # copies only tensors as small as the examples
+    Mutant("centre_first_k/changes-and-restores-x", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    means = x[:, :k].mean(dim=0)
+    x[:, :k] -= means
+    out = x.clone()
+    x[:, :k] += means
+    return out
+"""}, misconception="mutates-through-view"),  # x centred through a view and shifted back: rounding leaves it changed
 ]
 
 
