@@ -593,4 +593,103 @@ def parameter_count(model):
             "frozen": sum(p.numel() for p in unique if not p.requires_grad),
             "buffers": sum(b.numel() for b in model.buffers())}
 """}),  # a parameter taken for shared when another holds the same numbers
+    # In eval, the caller's x normalised too.
+    Mutant("running_norm/eval-normalises-x-in-place", running_norm(BUFFERS, """if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+            return (x - mean) / torch.sqrt(var + self.eps)
+        return x.sub_(self.running_mean).div_(torch.sqrt(self.running_var + self.eps))""")),
+    Mutant("running_norm/grad-mode-switched-on-after-update", running_norm(BUFFERS, """if self.training:
+            mean, var = x.mean(0), x.var(0, unbiased=False)
+            torch.set_grad_enabled(False)
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * x.var(0, unbiased=True))
+            torch.set_grad_enabled(True)
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + self.eps)""")),  # a forward under no_grad leaves grad mode on
+    Mutant("mlp/input-grad-switched-off", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        if x.is_leaf:
+            x.requires_grad_(False)  # only the weights learn
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # the caller's x stops requiring grad
+    Mutant("mlp/grad-mode-set-from-training", {"q2_mlp_answer": """
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        torch.set_grad_enabled(self.training)
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x
+"""}),  # eval() taken to mean no_grad, and grad mode left as the model's mode says
+    Mutant("positional_scale/grad-mode-set-from-input", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(length, dtype=torch.float32)))
+
+    def forward(self, x):
+        torch.set_grad_enabled(x.requires_grad)
+        return x * self.scale
+"""}),  # grad mode switched to what x asks for, and left so
+    Mutant("positional_scale/clears-input-grad", {"q3_positional_scale_answer": """
+class PositionalScale(nn.Module):
+    def __init__(self, length):
+        super().__init__()
+        self.register_buffer("scale", 1.0 / (1.0 + torch.arange(length, dtype=torch.float32)))
+
+    def forward(self, x):
+        if x.grad is not None:
+            x.grad.zero_()
+        return x * self.scale
+"""}),  # the caller's x.grad zeroed
+    Mutant("parameter_count/zero-grad-first", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    model.zero_grad()
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    return {"trainable": trainable, "frozen": frozen, "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # the model's gradients dropped
+    Mutant("parameter_count/eval-first", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    was_training = model.training
+    model.eval()
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    model.train(was_training)
+    return {"trainable": trainable, "frozen": frozen, "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # the top module's mode put back, and with it every submodule's: one in another mode than its parent is not
+    Mutant("parameter_count/no-grad-switched-on", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    torch.set_grad_enabled(False)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    torch.set_grad_enabled(True)
+    return {"trainable": trainable, "frozen": frozen, "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # grad mode left on, whatever it was
+    Mutant("parameter_count/unfreezes-after-counting", {"q4_parameter_count_answer": """
+def parameter_count(model):
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    frozen = sum(p.numel() for p in model.parameters()) - trainable
+    model.requires_grad_(True)
+    return {"trainable": trainable, "frozen": frozen, "buffers": sum(b.numel() for b in model.buffers())}
+"""}),  # every parameter left requiring grad, the frozen ones too
 ]

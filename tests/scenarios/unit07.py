@@ -526,6 +526,60 @@ def load_state_on(path, device):
     state = torch.load(path, map_location={"cuda:0": "cpu"}, weights_only=True)
     return {name: tensor.to(device) for name, tensor in state.items()}
 """}),  # a file saved on another GPU than the first still asks for it
+    Mutant("save_checkpoint/top-mode-restored-as-attribute", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    was_training = model.training
+    model.eval()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+    model.training = was_training
+"""}),  # the model's own flag put back, its layers left in evaluation mode
+    Mutant("save_checkpoint/grad-mode-switched-on-after", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    torch.set_grad_enabled(False)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+    torch.set_grad_enabled(True)
+"""}),  # grad mode left on, whatever it was
+    Mutant("save_checkpoint/unfreezes-after-saving", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    model.requires_grad_(False)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch),
+                "config": dataclasses.asdict(config)}, path)
+    model.requires_grad_(True)
+"""}),  # a frozen layer comes back trainable
+    Mutant("save_checkpoint/epoch-kept-on-config", {"q1_save_checkpoint_answer": """
+def save_checkpoint(path, model, optimizer, epoch, config):
+    config.epoch = int(epoch)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": config.epoch,
+                "config": dataclasses.asdict(config)}, path)
+"""}),  # the caller's config object gains an attribute
+    Mutant("load_checkpoint/grad-mode-switched-on-after", load_checkpoint("""
+    torch.set_grad_enabled(False)
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model = make_model()
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    torch.set_grad_enabled(True)
+    return model, optimizer, checkpoint["epoch"], checkpoint["config"]""")),  # grad mode left on, whatever it was
+    Mutant("load_untrusted/grad-mode-switched-off", {"q3_load_untrusted_answer": """
+import pickle
+def load_untrusted(path):
+    torch.set_grad_enabled(False)  # loading needs no graph
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"refusing {path}: {error}") from None
+"""}),
+    Mutant("load_state_on/grad-mode-switched-on-after", {"q4_load_state_on_answer": """
+def load_state_on(path, device):
+    torch.set_grad_enabled(False)
+    state = torch.load(path, map_location=device, weights_only=True)
+    torch.set_grad_enabled(True)
+    return state
+"""}),  # grad mode left on, whatever it was
 ]
 
 
