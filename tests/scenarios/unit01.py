@@ -345,6 +345,20 @@ def same_after_rounding(value, observed, dtype):
         return observed == 0.0
     return torch.tensor(value, dtype=dtype).item() == observed
 """}),  # a value below the smallest normal number taken to store as 0
+    Mutant("describe/zeroes-input", {"q1_describe_answer": """
+def describe(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": len(t.reshape(-1).zero_())}
+"""}),  # counted through a flat view it then zeroes: the caller's values are gone
+    Mutant("describe/requires-grad-off", {"q1_describe_answer": """
+def describe(t):
+    t.requires_grad_(False)
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": t.numel()}
+"""}),  # the caller's tensor no longer requires grad
+    Mutant("describe/grad-dropped", {"q1_describe_answer": """
+def describe(t):
+    t.grad = None
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, "numel": t.numel()}
+"""}),  # the caller's gradient thrown away
 ]
 
 

@@ -482,4 +482,94 @@ def train_step(model, batch, loss_fn, optimizer, device):
 def init_weight(shape, device, scale=0.01):
     return torch.nn.init.trunc_normal_(torch.empty(shape, device=device), std=scale).requires_grad_()
 """}),  # values cut off at -2 and 2: not normal, and a spread under scale once scale nears 1
+    Mutant("move_to/detaches-in-place", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.detach_().to(device)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+"""}),  # the caller's tensors cut from autograd: they no longer require grad
+    Mutant("move_to/grad-dropped", {"q2_move_to_answer": """
+def move_to(batch, device):
+    if isinstance(batch, torch.Tensor):
+        batch.grad = None
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: move_to(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to(value, device) for value in batch)
+    return batch
+"""}),  # the caller's gradients thrown away
+    Mutant("add_bias_column/detaches-in-place", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    ones = torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)
+    return torch.cat([x.detach_(), ones], dim=1)
+"""}),  # the caller's x cut from autograd: it no longer requires grad
+    Mutant("add_bias_column/grad-dropped", {"q3_add_bias_column_answer": """
+def add_bias_column(x):
+    x.grad = None
+    ones = torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)
+    return torch.cat([x, ones], dim=1)
+"""}),  # the caller's gradient thrown away
+    Mutant("train_step/grad-mode-left-off", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    torch.set_grad_enabled(True)
+    x, y = batch
+    x, y = x.to(device), y.to(device)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.set_grad_enabled(False)  # the step is taken: no graph for what follows
+    return loss.item()
+"""}),  # autograd switched off for the caller
+    Mutant("train_step/input-requires-grad", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = batch
+    x.requires_grad_()  # the gradient with respect to the input, too
+    x, y = x.to(device), y.to(device)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""}),  # the caller's x now requires grad
+    Mutant("train_step/eval-after-step", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    x, y = batch
+    x, y = x.to(device), y.to(device)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    model.eval()
+    return loss.item()
+"""}),  # the caller's model left in eval mode
+    Mutant("train_step/parameters-frozen-after-step", {"q4_train_step_answer": """
+def train_step(model, batch, loss_fn, optimizer, device):
+    model.requires_grad_(True)
+    x, y = batch
+    x, y = x.to(device), y.to(device)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    model.requires_grad_(False)  # no gradient until the next step
+    return loss.item()
+"""}),  # the caller's parameters no longer require grad
+    Mutant("init_weight/grad-mode-left-off", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    torch.set_grad_enabled(False)  # drawing the values is no step of training
+    return (torch.randn(shape, device=device) * scale).requires_grad_()
+"""}),  # autograd switched off for the caller
+    Mutant("init_weight/grad-mode-switched-on", {"q5_init_weight_answer": """
+def init_weight(shape, device, scale=0.01):
+    torch.set_grad_enabled(False)
+    w = torch.randn(shape, device=device) * scale
+    torch.set_grad_enabled(True)
+    return w.requires_grad_()
+"""}),  # autograd switched on for a caller that had it off
 ]

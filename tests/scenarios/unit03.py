@@ -304,6 +304,64 @@ def centre_first_k(x, k):
     x[:, :k] += means
     return out
 """}, misconception="mutates-through-view"),  # x centred through a view and shifted back: rounding leaves it changed
+    Mutant("mse_loss_safe/backward-inside", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    if pred.numel() != target.numel():
+        raise ValueError(f"{pred.numel()} predictions against {target.numel()} targets")
+    loss = ((pred.reshape(-1) - target.reshape(-1)) ** 2).mean()
+    if loss.requires_grad:
+        loss.backward(retain_graph=True)  # does the gradient reach pred?
+    return loss
+"""}),  # the caller's pred.grad filled, or added to
+    Mutant("mse_loss_safe/grad-mode-switched-on", {"q2_mse_loss_safe_answer": """
+def mse_loss_safe(pred, target):
+    torch.set_grad_enabled(True)  # the loss must be differentiable
+    if pred.numel() != target.numel():
+        raise ValueError(f"{pred.numel()} predictions against {target.numel()} targets")
+    return ((pred.reshape(-1) - target.reshape(-1)) ** 2).mean()
+"""}),  # autograd switched on for a caller that had it off
+    Mutant("shares_storage/marks-storage", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    storage = a.untyped_storage()
+    storage[0] = (storage[0] + 1) % 256  # a mark in a's memory
+    return storage.data_ptr() == b.untyped_storage().data_ptr()
+"""}),  # the caller's values changed by the mark, never taken back
+    Mutant("shares_storage/requires-grad-off", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    if a.is_leaf:
+        a.requires_grad_(False)
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+"""}),  # the caller's tensor no longer requires grad
+    Mutant("shares_storage/grad-dropped", {"q3_shares_storage_answer": """
+def shares_storage(a, b):
+    a.grad = None
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+"""}),  # the caller's gradient thrown away
+    Mutant("flat_copy/requires-grad-off", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    if t.is_leaf:
+        t.requires_grad_(False)
+    return t.reshape(-1).clone()
+"""}),  # the caller's tensor no longer requires grad
+    Mutant("flat_copy/grad-dropped", {"q4_flat_copy_answer": """
+def flat_copy(t):
+    t.grad = None
+    return t.reshape(-1).clone()
+"""}),  # the caller's gradient thrown away
+    Mutant("centre_first_k/detaches-in-place", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    x.detach_()
+    out = x.clone()
+    out[:, :k] -= x[:, :k].mean(dim=0)
+    return out
+"""}),  # the caller's x cut from autograd: it no longer requires grad
+    Mutant("centre_first_k/grad-dropped", {"q5_centre_first_k_answer": """
+def centre_first_k(x, k):
+    x.grad = None
+    out = x.clone()
+    out[:, :k] -= x[:, :k].mean(dim=0)
+    return out
+"""}),  # the caller's gradient thrown away
 ]
 
 
