@@ -629,6 +629,70 @@ class BiaslessLinear(nn.Linear):
          '        saved_config = config\n        config = checkpoint["config"]\n'
          '    else:\n        saved_config = config\n'),
         ('"config": config,', '"config": saved_config,'))),
+    # requires_grad switched off on the caller's x to keep autograd from recording the statistics.
+    Mutant("regressor/fit-input-requires-grad-off", regressor(fit="""x.requires_grad_(False)
+        self.mean.copy_(x.mean(0))
+        self.std.copy_(x.std(0))""")),
+    # The gradient the caller's x held thrown away.
+    Mutant("regressor/fit-clears-input-grad", regressor(fit="""x.grad = None
+        with torch.no_grad():
+            self.mean.copy_(x.mean(0))
+            self.std.copy_(x.std(0))""")),
+    # Recording switched off for good: the caller can no longer train.
+    Mutant("regressor/fit-grad-off-for-good", regressor(fit="""torch.set_grad_enabled(False)
+        self.mean.copy_(x.mean(0))
+        self.std.copy_(x.std(0))""")),
+    # Recording switched off, then on, whatever it was when fit_normaliser was called.
+    Mutant("regressor/fit-grad-on-after", regressor(fit="""torch.set_grad_enabled(False)
+        self.mean.copy_(x.mean(0))
+        self.std.copy_(x.std(0))
+        torch.set_grad_enabled(True)""")),
+    # forward standardises the caller's x in place.
+    Mutant("regressor/forward-standardises-in-place",
+           {"q1_regressor_answer": regressor()["q1_regressor_answer"].replace(
+               "self.net((x - self.mean) / self.std)", "self.net(x.sub_(self.mean).div_(self.std))")}),
+    # Left in eval mode at the end of the epoch, ready for an evaluation.
+    Mutant("train_epoch/eval-mode-after", train_epoch(result="(model.eval(), total / count)[1]")),
+    # Every parameter made trainable first: a frozen layer comes back trainable, and is trained.
+    Mutant("train_epoch/unfreezes", {"q2_train_epoch_answer": train_epoch()["q2_train_epoch_answer"].replace(
+        "    total, count = 0.0, 0\n", "    model.requires_grad_(True)\n    total, count = 0.0, 0\n")}),
+    # Recording switched off once the epoch is done.
+    Mutant("train_epoch/grad-off-after", train_epoch(result="(torch.set_grad_enabled(False), total / count)[1]")),
+    # The caller's batches made to require grad (to see the inputs' gradients): backward fills their .grad.
+    Mutant("train_epoch/batch-requires-grad", train_epoch(move="x, y = x.requires_grad_().to(device), y.to(device)")),
+    # Recording switched off, then on at the end, whatever it was when evaluate was called.
+    Mutant("evaluate/grad-on-after", evaluate(eval="model.eval(); torch.set_grad_enabled(False)",
+                                              restore="model.train(was_training); torch.set_grad_enabled(True)")),
+    # The caller's gradients cleared before the evaluation.
+    Mutant("evaluate/zero-grad", evaluate(eval="model.eval(); model.zero_grad()")),
+    # The caller's gradients zeroed in place.
+    Mutant("evaluate/zero-grad-in-place", evaluate(eval="model.eval(); model.zero_grad(set_to_none=False)")),
+    # The model sent through half precision and back once evaluated: its weights rounded.
+    Mutant("evaluate/half-round-trip", evaluate(restore="model.train(was_training); model.half().float()")),
+    # The loader consumed as a queue: the caller's list comes back empty.
+    Mutant("evaluate/pops-batches", {"q3_evaluate_answer": """
+def evaluate(model, loader, loss_fn, device):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        while loader:
+            x, y = loader.pop()
+            total += loss_fn(model(x.to(device)), y.to(device)).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+"""}),
+    # The caller's config dict given the file's configuration on a resume.
+    Mutant("run/config-updated-from-file", with_default_run(
+        ('config = {"hidden": 16, "lr": 0.01} if config is None else dict(config)',
+         'config = {"hidden": 16, "lr": 0.01} if config is None else config'),
+        ('        config = checkpoint["config"]\n', '        config.update(checkpoint["config"])\n'))),
+    # Recording switched off for each validation and on for each training epoch: off once run returns.
+    Mutant("run/grad-off-after-validation", with_default_run(
+        ("        train_loss = train_epoch(",
+         "        torch.set_grad_enabled(True)\n        train_loss = train_epoch("),
+        ("        val_loss = evaluate(", "        torch.set_grad_enabled(False)\n        val_loss = evaluate("))),
 ]
 
 
