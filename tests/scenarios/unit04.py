@@ -446,6 +446,136 @@ def manual_grad(x, w, b):
     n = x.shape[0]
     return (2 * torch.mm(x.T, pred.unsqueeze(1)) / n).squeeze(), 2 * pred.mean()
 """}),  # one feature: dw is 0-dim instead of (1,)
+    # backward() run first, to see which tensors receive a .grad: the leaves' gradients filled or added to.
+    Mutant("walk_graph/backward-fills-grads", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    t.backward(retain_graph=True)
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    # Each leaf's gradient thrown away as it is found.
+    Mutant("walk_graph/clears-leaf-grads", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            node.variable.grad = None
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    # Each leaf found switched off: the caller's parameters no longer require grad.
+    Mutant("walk_graph/leaves-requires-grad-off", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable.requires_grad_(False))
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    # The graph let go of once walked: t detached in place, its grad_fn gone.
+    Mutant("walk_graph/detaches-t", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    t.detach_()
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    # Recording switched off for the walk, then on, whatever it was when walk_graph was called.
+    Mutant("walk_graph/grad-on-after", {"q1_walk_graph_answer": """
+def walk_graph(t):
+    torch.set_grad_enabled(False)
+    ops, leaves, seen, queue = [], [], set(), [t.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            leaves.append(node.variable)
+        else:
+            ops.append(type(node).__name__)
+        queue.extend(n for n, _ in node.next_functions)
+    torch.set_grad_enabled(True)
+    return {"ops": ops, "leaves": leaves}
+"""}),
+    # w switched off once its graph is used: the caller's w no longer requires grad.
+    Mutant("intermediate_grad/w-requires-grad-off", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), h)
+    w.requires_grad_(False)
+    return grad
+"""}),
+    # x made to require grad too, so that h is recorded whatever w is.
+    Mutant("intermediate_grad/x-requires-grad", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    h = x.requires_grad_() @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), h)
+    return grad
+"""}),
+    # Recording switched on for the gradient and off once it is taken: off for the caller.
+    Mutant("intermediate_grad/grad-off-after", {"q2_intermediate_grad_answer": """
+def intermediate_grad(x, w):
+    torch.set_grad_enabled(True)
+    h = x @ w
+    (grad,) = torch.autograd.grad(torch.tanh(h).sum(), h)
+    torch.set_grad_enabled(False)
+    return grad
+"""}),
+    # Recording switched on for each gradient and off for each update: off for the caller once descend returns.
+    Mutant("descend/grad-off-after-steps", {"q3_descend_answer": """
+def descend(f, w0, lr, steps):
+    w = w0.clone()
+    for _ in range(steps):
+        torch.set_grad_enabled(True)
+        w.requires_grad_(True)
+        (grad,) = torch.autograd.grad(f(w), w)
+        torch.set_grad_enabled(False)
+        w = w - lr * grad
+    return w.detach()
+"""}),
+    # Recording switched back on for the caller, whatever it was when manual_grad was called.
+    Mutant("manual_grad/grad-on-after", {"q4_manual_grad_answer": """
+def manual_grad(x, w, b):
+    pred = x @ w + b
+    n = x.shape[0]
+    dw, db = 2 * x.T @ pred / n, 2 * pred.sum() / n
+    torch.set_grad_enabled(True)
+    return dw, db
+"""}),
 ]
 
 

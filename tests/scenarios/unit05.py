@@ -608,6 +608,218 @@ def frozen_features(backbone, x):
         p.requires_grad_(flag)
     return out
 """}, misconception="missing-no-grad"),
+    # Recording switched off, then on at the end, whatever it was when evaluate was called.
+    Mutant("evaluate/grad-on-after", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    total, count = 0.0, 0
+    for x, y in loader:
+        total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+        count += len(x)
+    torch.set_grad_enabled(True)
+    model.train(was_training)
+    return total / count
+"""}),
+    # The caller's gradients cleared before the evaluation.
+    Mutant("evaluate/zero-grad", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    model.zero_grad()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+"""}),
+    # The model sent through half precision and back once evaluated: its weights rounded.
+    Mutant("evaluate/half-round-trip", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    model.half().float()
+    return total / count
+"""}),
+    # The batches consumed as a queue: a list handed over comes back empty.
+    Mutant("evaluate/pops-batches", {"q1_evaluate_answer": """
+def evaluate(model, loader, loss_fn):
+    batches = loader if isinstance(loader, list) else list(loader)
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        while batches:
+            x, y = batches.pop(0)
+            total += loss_fn(model(x.to(DEVICE)), y.to(DEVICE)).item() * len(x)
+            count += len(x)
+    model.train(was_training)
+    return total / count
+"""}),
+    # Left in eval mode at the end of the epoch, ready for an evaluation.
+    Mutant("train_epoch/eval-mode-after", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    model.eval()
+    return total / count
+"""}),
+    # Every parameter made trainable first: a frozen layer comes back trainable, and is trained.
+    Mutant("train_epoch/unfreezes", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    model.requires_grad_(True)
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}),
+    # Recording switched on for the epoch and off once it is done: off for the caller.
+    Mutant("train_epoch/grad-off-after", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    torch.set_grad_enabled(True)
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    torch.set_grad_enabled(False)
+    return total / count
+"""}),
+    # The caller's batches made to require grad (to see the inputs' gradients): backward fills their .grad.
+    Mutant("train_epoch/batch-requires-grad", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.requires_grad_().to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}),
+    # The batches consumed as a queue: a list handed over comes back empty.
+    Mutant("train_epoch/pops-batches", {"q2_train_epoch_answer": """
+def train_epoch(model, loader, loss_fn, optimizer):
+    batches = loader if isinstance(loader, list) else list(loader)
+    total, count = 0.0, 0
+    while batches:
+        x, y = batches.pop(0)
+        x, y = x.to(DEVICE), y.to(DEVICE)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(x)
+        count += len(x)
+    return total / count
+"""}),
+    # Recording switched off for the features, then on, whatever it was when frozen_features was called.
+    Mutant("frozen_features/grad-on-after", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    torch.set_grad_enabled(False)
+    out = backbone(x)
+    torch.set_grad_enabled(True)
+    return out
+"""}),
+    # The backbone kept in evaluation mode once used, only its own flag put back: its layers stay in eval.
+    Mutant("frozen_features/submodules-left-in-eval", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    was_training = backbone.training
+    with torch.no_grad():
+        out = backbone(x)
+    backbone.eval()
+    backbone.training = was_training
+    return out
+"""}, misconception="mode-not-restored"),
+    # x switched off too, so that nothing is recorded from it: the caller's x no longer requires grad.
+    Mutant("frozen_features/input-requires-grad-off", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    x.requires_grad_(False)
+    with torch.no_grad():
+        return backbone(x)
+"""}),
+    # The input's gradient thrown away, so that nothing flows back into it.
+    Mutant("frozen_features/clears-input-grad", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    x.grad = None
+    with torch.no_grad():
+        return backbone(x)
+"""}),
+    # The backbone's gradients cleared, so that none reach it.
+    Mutant("frozen_features/backbone-zero-grad", {"q3_frozen_features_answer": """
+def frozen_features(backbone, x):
+    backbone.zero_grad()
+    with torch.no_grad():
+        return backbone(x)
+"""}),
+    # Recording switched off for the update, then on, whatever it was when ema_update was called.
+    Mutant("ema_update/grad-on-after", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    torch.set_grad_enabled(False)
+    for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+        ema_param.mul_(decay).add_(param, alpha=1 - decay)
+    torch.set_grad_enabled(True)
+"""}),
+    # The EMA copy put in the trained model's mode.
+    Mutant("ema_update/mode-copied", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    ema_model.train(model.training)
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+"""}),
+    # The trained model's parameters switched off, so that reading them records nothing.
+    Mutant("ema_update/model-requires-grad-off", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    model.requires_grad_(False)
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+"""}),
+    # The trained model's gradients cleared once averaged, ready for the next step.
+    Mutant("ema_update/model-zero-grad", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+    model.zero_grad()
+"""}),
+    # The EMA copy's gradients cleared, since it is never trained.
+    Mutant("ema_update/ema-zero-grad", {"q4_ema_update_answer": """
+def ema_update(ema_model, model, decay):
+    ema_model.zero_grad()
+    with torch.no_grad():
+        for ema_param, param in zip(ema_model.parameters(), model.parameters()):
+            ema_param.mul_(decay).add_(param, alpha=1 - decay)
+"""}),
 ]
 
 
