@@ -35,8 +35,9 @@ PROCESS_ATTRIBUTES = {"data_ptr", "storage", "untyped_storage", "_base", "grad_f
                       "_version", "stride", "is_contiguous", "register_hook", "retain_grad", "is_set_to",
                       "storage_offset", "retains_grad"}
 PROCESS_NAMES = {"id", "autograd", "gc", "weakref", "sys",
-                 # the course's probes of what ran in a process: code a file carried, graphs kept
-                 "PAYLOAD_RAN", "SavedTensorCount", "GraphLeakProbe"}
+                 # the course's probes of what ran in a process: code a file carried, graphs kept,
+                 # what a function asked of PyTorch while it ran
+                 "PAYLOAD_RAN", "SavedTensorCount", "GraphLeakProbe", "broadcasts_asked"}
 # Calls that change how code runs in the process that makes them (warnings turned into errors,
 # strict device checks, a pretended GPU, a default dtype): made here, they would not reach the
 # student's function, and a test could pass for a wrong answer that they exist to catch.

@@ -117,6 +117,14 @@ def centre_first_k(x, k):
     return out
 ''',
     }, loses={"q5_centre_first_k_tests"}, says=["Pitfall: a result broadcast to the right shape by accident"]),
+    # What the text forbids, seen in the student's kernel, where the grader routes the test.
+    Scenario("asks_pytorch", answers={"q1_broadcast_shape_answer": """
+def broadcast_shape(a, b):
+    try:
+        return tuple(torch.broadcast_shapes(a, b))
+    except RuntimeError as error:
+        raise ValueError(str(error)) from None
+"""}, loses={"q1_broadcast_shape_tests"}, says=["asked PyTorch (torch.broadcast_shapes)"]),
     Scenario("quiz_wrong", answers={"quiz_q3_answer": 'q3 = "c"\n'}, loses={"quiz_q3_tests"}),
 ]
 

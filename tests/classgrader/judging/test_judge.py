@@ -135,6 +135,7 @@ def test_a_lost_kernel_is_not_a_test_failure_the_test_could_catch():
     ("before = PAYLOAD_RAN['count']\nf(path)\npitfall_if(PAYLOAD_RAN['count'] != before, 'unsafe-load')",
      "PAYLOAD_RAN"),
     ("probe = GraphLeakProbe(loss)\nf(model, probe)", "GraphLeakProbe"),
+    ("asked = broadcasts_asked(lambda: f(a, b), [a, b])", "broadcasts_asked"),
     ("with torch.no_grad():\n    p6 = a * b\ncheck_value(f, {'p6': p6.requires_grad})", None),
     # an error's rewording changes nothing the student's call sees: routed as its body
     ("with explained_errors():\n    check_tensor(channel_means(img), expected)", None),
