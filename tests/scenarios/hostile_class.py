@@ -889,14 +889,21 @@ def {name}({args}):
 """
 
 
-def _slow_then_hang(swallow: bool, pause: float) -> dict:
+_HANGING = {  # answer cell: (function, its arguments, what its first call returns)
+    "q1_describe_answer": ("describe", "t", '{"shape": tuple(t.shape), "dtype": t.dtype, "device": t.device, '
+                                            '"numel": t.numel()}'),
+    "q2_classify_error_answer": ("classify_error", "message", '"shape"'),
+    "q4_tensor_bytes_answer": ("tensor_bytes", "shape, dtype",
+                               'torch.empty(shape, dtype=dtype, device="meta").numel() * '
+                               'torch.empty((), dtype=dtype).element_size()'),
+}
+
+
+def _slow_then_hang(swallow: bool, pause: float, cells=("q1_describe_answer", "q2_classify_error_answer")) -> dict:
     wait = ("try:\n            time.sleep(0.2)\n        except KeyboardInterrupt:\n            pass"
             if swallow else "time.sleep(0.2)")
-    return {"q1_describe_answer": _SLOW_THEN_HANG.format(pause=pause, name="describe", args="t", wait=wait,
-                                                         result='{"shape": tuple(t.shape), "dtype": t.dtype, '
-                                                                '"device": t.device, "numel": t.numel()}'),
-            "q2_classify_error_answer": _SLOW_THEN_HANG.format(pause=pause, name="classify_error", args="message",
-                                                               wait=wait, result='"shape"')}
+    return {cell: _SLOW_THEN_HANG.format(pause=pause, name=_HANGING[cell][0], args=_HANGING[cell][1], wait=wait,
+                                         result=_HANGING[cell][2]) for cell in cells}
 
 
 STUDENTS: list[ClassStudent] = [
@@ -1035,8 +1042,14 @@ def tensor_bytes(shape, dtype):
              extra_cells={"q1_describe_answer": EXPANDING_REPLY}, loses=EVERYTHING),
     _student("c59_slow_then_hangs", "answers take half the cell timeout; describe() and classify_error() hang "
              "when the grader calls them", answers=_slow_then_hang(swallow=False, pause=2), loses=_tests("q1", "q2")),
-    _student("c60_hangs_past_interrupts", "as c59, and the hangs swallow every interrupt",
-             answers=_slow_then_hang(swallow=True, pause=2), loses=EVERYTHING, flag="not graded in full"),
+    # Two tests judged in the grader (q2, q4) whose answers hang past every interrupt: each loses
+    # the kernel while the grader asks it, the second time the rest of the notebook is not graded.
+    _student("c60_hangs_past_interrupts", "classify_error() and tensor_bytes() hang when the grader calls them, "
+             "swallowing every interrupt",
+             answers=_slow_then_hang(swallow=True, pause=2,
+                                     cells=("q2_classify_error_answer", "q4_tensor_bytes_answer")),
+             loses=_tests("q2", "q4", "q5", "quiz_q1_tests", "quiz_q2_tests", "quiz_q3_tests", "quiz_q4_tests"),
+             flag="not graded in full"),
     # 04_autograd
     _student("c31_autograd_correct", "the reference solution", assignment=AUTOGRAD),
     _scanned("c32_autograd_kernel_death", "os._exit(1) after the q2 definition", assignment=AUTOGRAD,
