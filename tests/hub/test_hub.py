@@ -282,9 +282,10 @@ class Person:
 
     def validate(self, path: str) -> list[str]:
         """Open the notebook and press Validate in its toolbar; the checklist's statuses, in order."""
-        self.page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path}).then(() => true)",
-                           path)
-        panel = self.page.locator(".jp-NotebookPanel:visible").last
+        # The panel of that very notebook: the lesson beside it has a Validate button too.
+        panel_id = self.page.evaluate(
+            "(path) => window.jupyterapp.commands.execute('docmanager:open', {path}).then(w => w.id)", path)
+        panel = self.page.locator(f'[id="{panel_id}"]')
         panel.locator(".jp-Toolbar .validate-button").click()
         dialog = self.page.locator(".jp-Dialog")
         dialog.wait_for(timeout=180_000)
